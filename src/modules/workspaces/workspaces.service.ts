@@ -1,0 +1,234 @@
+/**
+ * Workspaces and their API keys: creation, listing, revocation, rotation,
+ * and turning a presented key into the request's auth context.
+ */
+import { and, asc, count, eq, isNull, sql } from 'drizzle-orm';
+import { displayPrefix, generateApiKey, keyMatches, parseApiKey, type KeyMode } from '../../platform/auth/api-keys.ts';
+import { isPlan, type Plan } from '../../platform/auth/plans.ts';
+import { isGrantableScope, type GrantedScope } from '../../platform/auth/scopes.ts';
+import type { Db } from '../../platform/db/database.ts';
+import { ERRORS } from '../../platform/errors.ts';
+import { apiKeys, workspaces, type ApiKeyRow, type Workspace } from './workspaces.tables.ts';
+
+/** Who is calling: resolved once per request from the key (or, later, an OAuth token). */
+export interface AuthContext {
+  workspaceId: number;
+  plan: Plan;
+  keyId: number;
+  scopes: readonly string[];
+  mode: KeyMode;
+  method: 'api_key';
+}
+
+export interface ApiKeySummary {
+  id: number;
+  workspace_id: number;
+  name: string;
+  mode: string;
+  prefix: string;
+  scopes: string[];
+  created_at: string;
+  last_used_at: string | null;
+  revoked_at: string | null;
+  rotated_from_id: number | null;
+}
+
+export interface CreatedApiKey extends ApiKeySummary {
+  /** Shown once; only its hash is stored. */
+  key: string;
+}
+
+export interface WorkspaceSummary {
+  id: number;
+  name: string;
+  slug: string;
+  plan: string;
+  can_rename: boolean;
+  created_at: string;
+}
+
+function toWorkspaceSummary(w: Workspace): WorkspaceSummary {
+  return { id: w.id, name: w.name, slug: w.slug, plan: w.plan, can_rename: w.canRename, created_at: w.createdAt.toISOString() };
+}
+
+function toKeySummary(k: ApiKeyRow): ApiKeySummary {
+  return {
+    id: k.id,
+    workspace_id: k.workspaceId,
+    name: k.name,
+    mode: k.mode,
+    prefix: displayPrefix(k.mode, k.lookupId),
+    scopes: k.scopes,
+    created_at: k.createdAt.toISOString(),
+    last_used_at: k.lastUsedAt?.toISOString() ?? null,
+    revoked_at: k.revokedAt?.toISOString() ?? null,
+    rotated_from_id: k.rotatedFromId,
+  };
+}
+
+export function slugify(name: string): string {
+  const slug = name
+    .normalize('NFKD')
+    .replace(/[\u0300-\u036f]/g, '')
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, 60);
+  return slug || 'workspace';
+}
+
+const LAST_USED_RESOLUTION_MS = 60_000;
+
+export class WorkspacesService {
+  /** Key id → when last_used_at was last written, so a busy key costs one write a minute. */
+  private readonly lastUsedWrites = new Map<number, number>();
+  private readonly db: Db;
+
+  constructor(db: Db) {
+    this.db = db;
+  }
+
+  async createWorkspace(input: { name: string; plan?: string; slug?: string }): Promise<WorkspaceSummary> {
+    const name = input.name.trim();
+    if (!name || name.length > 255) throw ERRORS.validation({ name: ['The name must be 1 to 255 characters.'] });
+    const plan = input.plan ?? 'free';
+    if (!isPlan(plan)) throw ERRORS.validation({ plan: ['The plan must be one of free, pro, company.'] });
+    const base = input.slug ? slugify(input.slug) : slugify(name);
+    for (let attempt = 0; attempt < 20; attempt++) {
+      const slug = attempt === 0 ? base : `${base}-${Math.random().toString(36).slice(2, 7)}`;
+      const [row] = await this.db.insert(workspaces).values({ name, slug, plan }).onConflictDoNothing().returning();
+      if (row) return toWorkspaceSummary(row);
+      if (input.slug) throw ERRORS.conflict(`The slug "${slug}" is taken by another workspace.`);
+    }
+    throw ERRORS.conflict('Could not find a free slug for this workspace name.');
+  }
+
+  async listWorkspaces(): Promise<WorkspaceSummary[]> {
+    const rows = await this.db.select().from(workspaces).orderBy(asc(workspaces.id));
+    return rows.map(toWorkspaceSummary);
+  }
+
+  async getWorkspace(id: number): Promise<Workspace> {
+    const [row] = await this.db.select().from(workspaces).where(eq(workspaces.id, id));
+    if (!row) throw ERRORS.notFound('Workspace');
+    return row;
+  }
+
+  async setPlan(workspaceId: number, plan: string): Promise<WorkspaceSummary> {
+    if (!isPlan(plan)) throw ERRORS.validation({ plan: ['The plan must be one of free, pro, company.'] });
+    const [row] = await this.db.update(workspaces).set({ plan, updatedAt: new Date() }).where(eq(workspaces.id, workspaceId)).returning();
+    if (!row) throw ERRORS.notFound('Workspace');
+    return toWorkspaceSummary(row);
+  }
+
+  async createKey(input: { workspaceId: number; name?: string; scopes: string[]; mode?: KeyMode; rotatedFromId?: number }): Promise<CreatedApiKey> {
+    await this.getWorkspace(input.workspaceId);
+    const scopes = [...new Set(input.scopes)];
+    const unknown = scopes.filter((s) => !isGrantableScope(s));
+    if (scopes.length === 0 || unknown.length > 0) {
+      throw ERRORS.validation({ scopes: [unknown.length ? `Unknown scopes: ${unknown.join(', ')}.` : 'At least one scope is required.'] });
+    }
+    const mode = input.mode ?? 'live';
+    const generated = generateApiKey(mode);
+    const [row] = await this.db
+      .insert(apiKeys)
+      .values({
+        workspaceId: input.workspaceId,
+        name: input.name?.trim() || `${mode} key`,
+        mode,
+        lookupId: generated.lookupId,
+        secretHash: generated.secretHash,
+        scopes: scopes as GrantedScope[],
+        rotatedFromId: input.rotatedFromId ?? null,
+      })
+      .returning();
+    return { ...toKeySummary(row!), key: generated.plain };
+  }
+
+  async listKeys(workspaceId?: number): Promise<ApiKeySummary[]> {
+    const rows = await this.db
+      .select()
+      .from(apiKeys)
+      .where(workspaceId === undefined ? undefined : eq(apiKeys.workspaceId, workspaceId))
+      .orderBy(asc(apiKeys.id));
+    return rows.map(toKeySummary);
+  }
+
+  async revokeKey(keyId: number): Promise<ApiKeySummary> {
+    const [row] = await this.db
+      .update(apiKeys)
+      .set({ revokedAt: sql`coalesce(${apiKeys.revokedAt}, now())` })
+      .where(eq(apiKeys.id, keyId))
+      .returning();
+    if (!row) throw ERRORS.notFound('API key');
+    return toKeySummary(row);
+  }
+
+  /** A new key with the same workspace, scopes and mode; the old one is revoked in the same transaction. */
+  async rotateKey(keyId: number): Promise<CreatedApiKey> {
+    return this.db.transaction(async (tx) => {
+      const [old] = await tx.select().from(apiKeys).where(eq(apiKeys.id, keyId));
+      if (!old) throw ERRORS.notFound('API key');
+      if (old.revokedAt) throw ERRORS.conflict('This key is already revoked; create a new key instead.');
+      await tx.update(apiKeys).set({ revokedAt: new Date() }).where(eq(apiKeys.id, keyId));
+      const generated = generateApiKey(old.mode as KeyMode);
+      const [row] = await tx
+        .insert(apiKeys)
+        .values({
+          workspaceId: old.workspaceId,
+          name: old.name,
+          mode: old.mode,
+          lookupId: generated.lookupId,
+          secretHash: generated.secretHash,
+          scopes: old.scopes,
+          rotatedFromId: old.id,
+        })
+        .returning();
+      return { ...toKeySummary(row!), key: generated.plain };
+    });
+  }
+
+  /** The auth context of a presented key, or null when it is unknown, malformed or revoked. */
+  async authenticate(presented: string): Promise<AuthContext | null> {
+    const parsed = parseApiKey(presented);
+    if (!parsed) return null;
+    const [row] = await this.db
+      .select({ key: apiKeys, plan: workspaces.plan })
+      .from(apiKeys)
+      .innerJoin(workspaces, eq(workspaces.id, apiKeys.workspaceId))
+      .where(and(eq(apiKeys.lookupId, parsed.lookupId), isNull(apiKeys.revokedAt)));
+    if (!row || !keyMatches(presented, row.key.secretHash) || row.key.mode !== parsed.mode) return null;
+    this.touchLastUsed(row.key.id);
+    return {
+      workspaceId: row.key.workspaceId,
+      plan: (isPlan(row.plan) ? row.plan : 'free') as Plan,
+      keyId: row.key.id,
+      scopes: row.key.scopes,
+      mode: parsed.mode,
+      method: 'api_key',
+    };
+  }
+
+  private touchLastUsed(keyId: number): void {
+    const now = Date.now();
+    if (now - (this.lastUsedWrites.get(keyId) ?? 0) < LAST_USED_RESOLUTION_MS) return;
+    this.lastUsedWrites.set(keyId, now);
+    void this.db
+      .update(apiKeys)
+      .set({ lastUsedAt: new Date(now) })
+      .where(eq(apiKeys.id, keyId))
+      .catch(() => this.lastUsedWrites.delete(keyId));
+  }
+
+  /**
+   * On the first start with an empty database: one Company workspace and one
+   * all-scope key, returned so the caller can print it once. Null otherwise.
+   */
+  async bootstrap(): Promise<{ workspace: WorkspaceSummary; key: CreatedApiKey } | null> {
+    const [{ total } = { total: 0 }] = await this.db.select({ total: count() }).from(workspaces);
+    if (total > 0) return null;
+    const workspace = await this.createWorkspace({ name: 'Default workspace', plan: 'company' });
+    const key = await this.createKey({ workspaceId: workspace.id, name: 'bootstrap key', scopes: ['*'], mode: 'live' });
+    return { workspace, key };
+  }
+}

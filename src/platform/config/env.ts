@@ -1,0 +1,107 @@
+/**
+ * The whole environment of the service, described once, parsed once at start.
+ * Every bad value is reported in one message; the result is frozen and passed
+ * into the builders (nothing reads process.env at import time).
+ */
+import path from 'node:path';
+import { Type, type Static } from 'typebox';
+import { Value } from 'typebox/value';
+
+const Port = Type.Integer({ minimum: 0, maximum: 65535 });
+const PositiveInt = Type.Integer({ minimum: 0 });
+
+export const EnvSchema = Type.Object({
+  NODE_ENV: Type.Union([Type.Literal('development'), Type.Literal('production'), Type.Literal('test')], { default: 'development' }),
+  HOST: Type.String({ default: '0.0.0.0', description: 'Address the API listens on.' }),
+  PORT: Type.Integer({ ...Port, default: 3000, description: 'Port the API listens on.' }),
+  PUBLIC_BASE_URL: Type.String({ default: '', description: 'Public address of the service (readers and asset URLs). Default: http://localhost:PORT.' }),
+  DATA_DIR: Type.String({ default: './data', description: 'Embedded database, local file storage, admin socket.' }),
+  DATABASE_URL: Type.String({ default: '', description: 'PostgreSQL connection string. Empty: embedded PGlite under DATA_DIR.' }),
+  DATABASE_POOL_SIZE: Type.Integer({ minimum: 1, maximum: 200, default: 10 }),
+  REDIS_URL: Type.String({ default: '', description: 'Redis for shared rate-limit counters. Empty: counters in PostgreSQL (in memory for the embedded single-process mode).' }),
+  LOG_LEVEL: Type.Union(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'].map((l) => Type.Literal(l)), { default: 'info' }),
+  LOG_PRETTY: Type.Boolean({ default: false }),
+  BOOTSTRAP_WORKSPACE: Type.Boolean({ default: true, description: 'On first start with an empty database, create a Company workspace and print an all-scope key once.' }),
+  BODY_LIMIT_BYTES: Type.Integer({ minimum: 1024, default: 1_048_576, description: 'Largest JSON body accepted.' }),
+  UPLOAD_LIMIT_BYTES: Type.Integer({ minimum: 1024, default: 200 * 1024 * 1024, description: 'Largest uploaded document.' }),
+  CORS_ORIGINS: Type.String({ default: '*', description: 'Comma-separated origins allowed to call the API from a browser, or *.' }),
+  RATE_LIMIT_WORKSPACE_PER_MINUTE: Type.Integer({ ...PositiveInt, default: 1000, description: '0 disables.' }),
+  RATE_LIMIT_ENDPOINT_PER_MINUTE: Type.Integer({ ...PositiveInt, default: 100, description: '0 disables.' }),
+  RATE_LIMIT_UNAUTHENTICATED_PER_MINUTE: Type.Integer({ ...PositiveInt, default: 10, description: '0 disables.' }),
+  IDEMPOTENCY_TTL_HOURS: Type.Integer({ minimum: 1, maximum: 24 * 30, default: 24 }),
+  SHUTDOWN_TIMEOUT_MS: Type.Integer({ minimum: 0, default: 20_000, description: 'How long in-flight requests and jobs get to finish on shutdown.' }),
+  S3_BUCKET: Type.String({ default: '', description: 'Set to store files in S3-compatible storage instead of DATA_DIR.' }),
+  S3_REGION: Type.String({ default: 'us-east-1' }),
+  S3_ENDPOINT: Type.String({ default: '', description: 'Custom endpoint for S3-compatible services (MinIO, R2, …).' }),
+  S3_ACCESS_KEY_ID: Type.String({ default: '' }),
+  S3_SECRET_ACCESS_KEY: Type.String({ default: '' }),
+  S3_FORCE_PATH_STYLE: Type.Boolean({ default: false }),
+  S3_PUBLIC_URL: Type.String({ default: '', description: 'Public base URL of the bucket (CDN). Empty: assets are served through the API.' }),
+  WORKER_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 64, default: 2, description: 'Jobs one worker process runs at once.' }),
+});
+
+export type Env = Static<typeof EnvSchema>;
+
+export interface Config extends Env {
+  /** Absolute DATA_DIR. */
+  dataDir: string;
+  /** PUBLIC_BASE_URL without trailing slash, defaulted from PORT. */
+  publicBaseUrl: string;
+  database: { kind: 'pglite'; dataDir: string } | { kind: 'postgres'; url: string };
+  storage: { kind: 'local'; root: string } | { kind: 's3'; bucket: string };
+  rateLimitStore: 'memory' | 'postgres' | 'redis';
+  corsOrigins: string[] | '*';
+}
+
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+/**
+ * Parses an environment (process.env by default) into a frozen Config.
+ * Throws ConfigError listing every problem at once.
+ */
+export function loadConfig(source: Record<string, string | undefined> = process.env, overrides: Partial<Env> = {}): Readonly<Config> {
+  const raw: Record<string, unknown> = {};
+  for (const key of Object.keys(EnvSchema.properties)) {
+    const value = source[key];
+    if (value !== undefined && value !== '') raw[key] = value;
+  }
+  Object.assign(raw, overrides);
+  const withDefaults = Value.Default(EnvSchema, Value.Convert(EnvSchema, raw));
+  const problems = [...Value.Errors(EnvSchema, withDefaults)].map((e) => {
+    const name = e.instancePath.replace(/^\//, '') || (e.params as { requiredProperties?: string[] }).requiredProperties?.join(', ');
+    return `${name}: ${e.message} (got ${JSON.stringify(source[name ?? ''] ?? (raw as Record<string, unknown>)[name ?? ''])})`;
+  });
+  if (problems.length > 0) {
+    throw new ConfigError(`Invalid configuration:\n  - ${problems.join('\n  - ')}`);
+  }
+  const env = withDefaults as Env;
+  const extra: string[] = [];
+  if (env.S3_BUCKET && (!env.S3_ACCESS_KEY_ID) !== (!env.S3_SECRET_ACCESS_KEY)) {
+    extra.push('S3_ACCESS_KEY_ID and S3_SECRET_ACCESS_KEY must be set together');
+  }
+  if (env.DATABASE_URL && !/^postgres(ql)?:\/\//.test(env.DATABASE_URL)) {
+    extra.push('DATABASE_URL: must start with postgres:// or postgresql://');
+  }
+  if (env.REDIS_URL && !/^rediss?:\/\//.test(env.REDIS_URL)) {
+    extra.push('REDIS_URL: must start with redis:// or rediss://');
+  }
+  if (env.PUBLIC_BASE_URL && !/^https?:\/\/[^/]+/.test(env.PUBLIC_BASE_URL)) {
+    extra.push('PUBLIC_BASE_URL: must be an absolute http(s) URL');
+  }
+  if (extra.length > 0) throw new ConfigError(`Invalid configuration:\n  - ${extra.join('\n  - ')}`);
+
+  const dataDir = path.resolve(env.DATA_DIR);
+  const config: Config = {
+    ...env,
+    dataDir,
+    publicBaseUrl: (env.PUBLIC_BASE_URL || `http://localhost:${env.PORT}`).replace(/\/+$/, ''),
+    database: env.DATABASE_URL ? { kind: 'postgres', url: env.DATABASE_URL } : { kind: 'pglite', dataDir: path.join(dataDir, 'pglite') },
+    storage: env.S3_BUCKET ? { kind: 's3', bucket: env.S3_BUCKET } : { kind: 'local', root: path.join(dataDir, 'files') },
+    // The embedded database admits one process, so in-process counters are exact there.
+    rateLimitStore: env.REDIS_URL ? 'redis' : env.DATABASE_URL ? 'postgres' : 'memory',
+    corsOrigins: env.CORS_ORIGINS.trim() === '*' ? '*' : env.CORS_ORIGINS.split(',').map((s) => s.trim()).filter(Boolean),
+  };
+  return Object.freeze(config);
+}

@@ -1,0 +1,117 @@
+/**
+ * One data layer over two engines: embedded PGlite (the default, nothing to
+ * install) or a PostgreSQL server (DATABASE_URL). Both run the same SQL
+ * migrations from ./drizzle and expose the same Drizzle database.
+ */
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { PGlite } from '@electric-sql/pglite';
+import { sql } from 'drizzle-orm';
+import type { PgDatabase, PgQueryResultHKT } from 'drizzle-orm/pg-core';
+import { drizzle as drizzlePglite } from 'drizzle-orm/pglite';
+import { migrate as migratePglite } from 'drizzle-orm/pglite/migrator';
+import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
+import { migrate as migratePg } from 'drizzle-orm/node-postgres/migrator';
+import pg from 'pg';
+import * as schema from './schema.ts';
+
+export type Schema = typeof schema;
+export type Db = PgDatabase<PgQueryResultHKT, Schema>;
+/** A transaction handle has the same query API as the database. */
+export type DbOrTx = Db | Parameters<Parameters<Db['transaction']>[0]>[0];
+
+export const MIGRATIONS_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../drizzle');
+
+/** Minimal SQL runner with positional parameters, used by pg-boss and raw statements. */
+export interface SqlRunner {
+  executeSql(text: string, values?: unknown[]): Promise<{ rows: unknown[] }>;
+}
+
+export interface Database {
+  kind: 'pglite' | 'postgres';
+  db: Db;
+  /** For pg-boss's `db` option (embedded mode) and health checks. */
+  runner: SqlRunner;
+  /** The connection string, when on PostgreSQL (pg-boss opens its own pool). */
+  url?: string;
+  migrate(): Promise<void>;
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export type DatabaseTarget = { kind: 'pglite'; dataDir: string | 'memory' } | { kind: 'postgres'; url: string; poolSize?: number };
+
+export async function openDatabase(target: DatabaseTarget): Promise<Database> {
+  return target.kind === 'pglite' ? openPglite(target.dataDir) : openPostgres(target.url, target.poolSize ?? 10);
+}
+
+async function openPglite(dataDir: string): Promise<Database> {
+  if (dataDir !== 'memory') mkdirSync(dataDir, { recursive: true });
+  const client = await PGlite.create(dataDir === 'memory' ? 'memory://' : dataDir);
+  const db = drizzlePglite({ client, schema }) as unknown as Db;
+  const runner: SqlRunner = {
+    async executeSql(text, values) {
+      if (values && values.length > 0) return client.query(text, values as unknown[]);
+      // PGlite's query() takes one statement; pg-boss sends multi-statement scripts.
+      const results = await client.exec(text);
+      return results[results.length - 1] ?? { rows: [] };
+    },
+  };
+  return {
+    kind: 'pglite',
+    db,
+    runner,
+    async migrate() {
+      await migratePglite(db as never, { migrationsFolder: MIGRATIONS_DIR });
+    },
+    async ping() {
+      await client.query('select 1');
+    },
+    async close() {
+      if (!client.closed) await client.close();
+    },
+  };
+}
+
+async function openPostgres(url: string, poolSize: number): Promise<Database> {
+  const pool = new pg.Pool({ connectionString: url, max: poolSize, connectionTimeoutMillis: 5000 });
+  // An idle client that loses its server must not crash the process.
+  pool.on('error', () => undefined);
+  const db = drizzlePg({ client: pool, schema }) as unknown as Db;
+  const runner: SqlRunner = {
+    async executeSql(text, values) {
+      return pool.query(text, values as unknown[]);
+    },
+  };
+  return {
+    kind: 'postgres',
+    db,
+    runner,
+    url,
+    async migrate() {
+      // Several processes may start together: one migrates, the others wait for it.
+      const client = await pool.connect();
+      try {
+        await client.query('select pg_advisory_lock(727274)');
+        await migratePg(drizzlePg({ client, schema }), { migrationsFolder: MIGRATIONS_DIR });
+      } finally {
+        await client.query('select pg_advisory_unlock(727274)').catch(() => undefined);
+        client.release();
+      }
+    },
+    async ping() {
+      await pool.query('select 1');
+    },
+    async close() {
+      await pool.end();
+    },
+  };
+}
+
+/** `now()` of the database, so every process agrees on time-based decisions. */
+export async function databaseNow(db: DbOrTx): Promise<Date> {
+  const result = await db.execute<{ now: Date | string }>(sql`select now() as now`);
+  const value = (result as unknown as { rows: { now: Date | string }[] }).rows[0]!.now;
+  return value instanceof Date ? value : new Date(value);
+}

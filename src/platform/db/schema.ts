@@ -1,0 +1,3 @@
+/** Every table of the service, for Drizzle and drizzle-kit. Each area owns its tables file. */
+export * from '../../modules/workspaces/workspaces.tables.ts';
+export * from '../http/http.tables.ts';

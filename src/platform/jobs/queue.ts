@@ -1,0 +1,180 @@
+/**
+ * Durable background jobs on pg-boss, in PostgreSQL or in embedded PGlite.
+ *
+ * - Job names and payloads are typed through the JobPayloads registry, which
+ *   each area extends by declaration merging next to its job definitions.
+ * - Payloads carry `$version` and are validated before a handler runs; a
+ *   payload that cannot be valid goes to the dead-letter queue, not round the
+ *   retry loop.
+ * - A job can be enqueued inside the transaction that makes it necessary.
+ * - On shutdown running handlers are told to stop (AbortSignal); a job that
+ *   did not finish fails with reason "shutdown" and is retried by a worker.
+ */
+import PgBoss from 'pg-boss';
+import type { Logger } from 'pino';
+import type { Static, TSchema } from 'typebox';
+import { Value } from 'typebox/value';
+import type { Database, DbOrTx, SqlRunner } from '../db/database.ts';
+
+/** Job name → payload type. Areas add their jobs with `declare module`. */
+// eslint-disable-next-line @typescript-eslint/no-empty-object-type
+export interface JobPayloads {}
+export type JobName = keyof JobPayloads & string;
+
+export interface JobContext {
+  jobId: string;
+  /** Aborted when the process shuts down: stop and let the job be retried. */
+  signal: AbortSignal;
+  log: Logger;
+  /** How many times this job has been retried before this run. */
+  retryCount: number;
+}
+
+export interface JobDefinition<S extends TSchema = TSchema> {
+  name: string;
+  /** Bump when the payload shape changes incompatibly; older payloads are dead-lettered. */
+  version: number;
+  schema: S;
+  /** Parallel handlers per worker process. Default: WORKER_CONCURRENCY. */
+  concurrency?: number;
+  retryLimit?: number;
+  retryDelaySeconds?: number;
+  expireInSeconds?: number;
+  /** Cron expression (UTC) when the job runs on a schedule. */
+  cron?: string;
+  handle(payload: Static<S>, ctx: JobContext): Promise<unknown>;
+}
+
+export function defineJob<S extends TSchema>(definition: JobDefinition<S>): JobDefinition<S> {
+  return definition;
+}
+
+export interface SendOptions {
+  /** Enqueue inside this transaction: the job exists only if the transaction commits. */
+  tx?: DbOrTx;
+  /** At most one queued job with this key at a time (dedupe). */
+  singletonKey?: string;
+  startAfter?: Date | number;
+}
+
+const DEAD_LETTER_SUFFIX = '.dead';
+
+class ShutdownError extends Error {
+  override name = 'ShutdownError';
+  constructor() {
+    super('shutdown: the worker stopped before the job finished; it will be retried');
+  }
+}
+
+/** The client of a Drizzle transaction, as the positional-SQL runner pg-boss needs. */
+function runnerForTransaction(tx: DbOrTx): SqlRunner {
+  const client = (tx as unknown as { session: { client: { query(text: string, values?: unknown[]): Promise<{ rows: unknown[] }> } } }).session.client;
+  return { executeSql: (text, values) => client.query(text, values ?? []) };
+}
+
+export class JobQueue {
+  private readonly boss: PgBoss;
+  private readonly definitions = new Map<string, JobDefinition>();
+  private readonly shutdown = new AbortController();
+  private readonly running = new Set<Promise<unknown>>();
+  private started = false;
+  private readonly log: Logger;
+  private readonly defaultConcurrency: number;
+
+  constructor(options: { database: Database; log: Logger; definitions: JobDefinition[]; concurrency: number }) {
+    this.log = options.log;
+    this.defaultConcurrency = options.concurrency;
+    for (const definition of options.definitions) {
+      if (this.definitions.has(definition.name)) throw new Error(`Job "${definition.name}" has more than one handler`);
+      this.definitions.set(definition.name, definition as JobDefinition);
+    }
+    const { database } = options;
+    this.boss = new PgBoss(
+      database.kind === 'postgres'
+        ? { connectionString: database.url!, max: 4, application_name: 'flipbook-jobs' }
+        : { db: database.runner as PgBoss.Db },
+    );
+    this.boss.on('error', (error: unknown) => this.log.error({ err: error }, 'job queue error'));
+  }
+
+  /** Creates the queues; with `work`, also starts handlers for every job. */
+  async start({ work }: { work: boolean }): Promise<void> {
+    await this.boss.start();
+    this.started = true;
+    for (const definition of this.definitions.values()) {
+      const deadLetter = definition.name + DEAD_LETTER_SUFFIX;
+      await this.boss.createQueue(deadLetter);
+      await this.boss.createQueue(definition.name, {
+        deadLetter,
+        retryLimit: definition.retryLimit ?? 3,
+        retryDelay: definition.retryDelaySeconds ?? 5,
+        retryBackoff: true,
+        expireInSeconds: definition.expireInSeconds ?? 15 * 60,
+      });
+      if (definition.cron) await this.boss.schedule(definition.name, definition.cron, { $version: definition.version });
+    }
+    if (!work) return;
+    for (const definition of this.definitions.values()) {
+      const handlers = definition.concurrency ?? this.defaultConcurrency;
+      for (let i = 0; i < handlers; i++) {
+        await this.boss.work<Record<string, unknown>>(
+          definition.name,
+          { batchSize: 1, pollingIntervalSeconds: 0.5, includeMetadata: true },
+          async ([job]) => this.track(this.run(definition, job!)),
+        );
+      }
+    }
+  }
+
+  private track<T>(promise: Promise<T>): Promise<T> {
+    this.running.add(promise);
+    return promise.finally(() => this.running.delete(promise));
+  }
+
+  private async run(definition: JobDefinition, job: PgBoss.JobWithMetadata<Record<string, unknown>>): Promise<unknown> {
+    const log = this.log.child({ job: definition.name, jobId: job.id });
+    const { $version, ...payload } = job.data ?? {};
+    if ($version !== definition.version || !Value.Check(definition.schema, payload)) {
+      const problems = [...Value.Errors(definition.schema, payload)].slice(0, 5).map((e) => `${e.instancePath || '/'} ${e.message}`);
+      log.error({ version: $version, problems }, 'job payload rejected; moved to the dead-letter queue');
+      await this.boss.send(definition.name + DEAD_LETTER_SUFFIX, { job: job.data, reason: 'invalid payload', problems });
+      return { rejected: true };
+    }
+    if (this.shutdown.signal.aborted) throw new ShutdownError();
+    try {
+      return await definition.handle(payload, { jobId: job.id, signal: this.shutdown.signal, log, retryCount: job.retryCount });
+    } catch (error) {
+      if (this.shutdown.signal.aborted) throw new ShutdownError();
+      log.warn({ err: error, retryCount: job.retryCount }, 'job failed');
+      throw error;
+    }
+  }
+
+  async send<N extends JobName>(name: N, payload: JobPayloads[N], options: SendOptions = {}): Promise<string | null> {
+    const definition = this.definitions.get(name);
+    if (!definition) throw new Error(`No handler is registered for job "${name}"`);
+    if (!Value.Check(definition.schema, payload)) throw new Error(`Invalid payload for job "${name}"`);
+    const sendOptions: PgBoss.SendOptions = {};
+    if (options.tx) sendOptions.db = runnerForTransaction(options.tx) as PgBoss.Db;
+    if (options.singletonKey) sendOptions.singletonKey = options.singletonKey;
+    if (options.startAfter !== undefined) sendOptions.startAfter = options.startAfter instanceof Date ? options.startAfter : new Date(options.startAfter);
+    return this.boss.send(name, { $version: definition.version, ...(payload as object) }, sendOptions);
+  }
+
+  async getJob(name: JobName, id: string): Promise<PgBoss.JobWithMetadata | null> {
+    return this.boss.getJobById(name, id);
+  }
+
+  /** Stops taking jobs, tells running handlers to stop, waits up to timeoutMs for them. */
+  async stop(timeoutMs: number): Promise<void> {
+    if (!this.started) return;
+    this.started = false;
+    const deadline = new Promise((resolve) => setTimeout(resolve, timeoutMs).unref());
+    // Let short jobs finish; long ones see the signal and hand their job back.
+    const grace = Math.min(timeoutMs, 2000);
+    await Promise.race([Promise.allSettled([...this.running]), new Promise((r) => setTimeout(r, grace).unref())]);
+    this.shutdown.abort();
+    await Promise.race([Promise.allSettled([...this.running]), deadline]);
+    await this.boss.stop({ graceful: true, timeout: Math.max(1000, timeoutMs), wait: true, close: true });
+  }
+}

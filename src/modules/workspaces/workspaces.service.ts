@@ -15,6 +15,8 @@ export interface AuthContext {
   workspaceId: number;
   plan: Plan;
   keyId: number;
+  /** Display prefix of the key, never enough to use it. */
+  keyPrefix: string;
   scopes: readonly string[];
   mode: KeyMode;
   method: 'api_key';
@@ -114,6 +116,12 @@ export class WorkspacesService {
     return row;
   }
 
+  async getKey(keyId: number): Promise<ApiKeyRow> {
+    const [row] = await this.db.select().from(apiKeys).where(eq(apiKeys.id, keyId));
+    if (!row) throw ERRORS.notFound('API key');
+    return row;
+  }
+
   async setPlan(workspaceId: number, plan: string): Promise<WorkspaceSummary> {
     if (!isPlan(plan)) throw ERRORS.validation({ plan: ['The plan must be one of free, pro, company.'] });
     const [row] = await this.db.update(workspaces).set({ plan, updatedAt: new Date() }).where(eq(workspaces.id, workspaceId)).returning();
@@ -203,6 +211,7 @@ export class WorkspacesService {
       workspaceId: row.key.workspaceId,
       plan: (isPlan(row.plan) ? row.plan : 'free') as Plan,
       keyId: row.key.id,
+      keyPrefix: displayPrefix(row.key.mode, row.key.lookupId),
       scopes: row.key.scopes,
       mode: parsed.mode,
       method: 'api_key',

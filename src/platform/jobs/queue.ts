@@ -81,13 +81,9 @@ export class JobQueue {
   private readonly log: Logger;
   private readonly defaultConcurrency: number;
 
-  constructor(options: { database: Database; log: Logger; definitions: JobDefinition[]; concurrency: number }) {
+  constructor(options: { database: Database; log: Logger; concurrency: number }) {
     this.log = options.log;
     this.defaultConcurrency = options.concurrency;
-    for (const definition of options.definitions) {
-      if (this.definitions.has(definition.name)) throw new Error(`Job "${definition.name}" has more than one handler`);
-      this.definitions.set(definition.name, definition as JobDefinition);
-    }
     const { database } = options;
     this.boss = new PgBoss(
       database.kind === 'postgres'
@@ -95,6 +91,14 @@ export class JobQueue {
         : { db: database.runner as PgBoss.Db },
     );
     this.boss.on('error', (error: unknown) => this.log.error({ err: error }, 'job queue error'));
+  }
+
+  /** Registers the handlers; each job name must have exactly one. Call before start(). */
+  register(definitions: JobDefinition[]): void {
+    for (const definition of definitions) {
+      if (this.definitions.has(definition.name)) throw new Error(`Job "${definition.name}" has more than one handler`);
+      this.definitions.set(definition.name, definition);
+    }
   }
 
   /** Creates the queues; with `work`, also starts handlers for every job. */

@@ -1,0 +1,36 @@
+import { getDocument } from 'pdfjs-dist/legacy/build/pdf.mjs';
+import { readFile } from 'node:fs/promises';
+import sharp from 'sharp';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+const require = createRequire(import.meta.url);
+const root = path.dirname(require.resolve('pdfjs-dist/package.json'));
+const file = process.argv[2]!;
+const data = new Uint8Array(await readFile(file));
+let t = performance.now();
+const doc = await getDocument({ data, standardFontDataUrl: root + '/standard_fonts/', cMapUrl: root + '/cmaps/', wasmUrl: root + '/wasm/', isEvalSupported: false, disableFontFace: true, verbosity: 0 }).promise;
+console.log('open', doc.numPages, (performance.now() - t).toFixed(0));
+const n = Math.min(doc.numPages, Number(process.argv[3] ?? 5));
+let total = 0;
+for (let i = 1; i <= n; i++) {
+  t = performance.now();
+  const page = await doc.getPage(i);
+  const vp1 = page.getViewport({ scale: 1 });
+  const scale = 2048 / vp1.width;
+  const vp = page.getViewport({ scale });
+  const cf = doc.canvasFactory as any;
+  const { canvas, context } = cf.create(Math.round(vp.width), Math.round(vp.height));
+  context.fillStyle = '#fff'; context.fillRect(0, 0, canvas.width, canvas.height);
+  await page.render({ canvas, canvasContext: context, viewport: vp } as any).promise;
+  const t1 = performance.now();
+  const img = context.getImageData(0, 0, canvas.width, canvas.height);
+  const t2 = performance.now();
+  const base = sharp(Buffer.from(img.data.buffer), { raw: { width: canvas.width, height: canvas.height, channels: 4 } }).removeAlpha();
+  const outs = await Promise.all([2048, 1024, 320].map(w => base.clone().resize({ width: w }).webp({ quality: 80, effort: Number(process.env.EFFORT ?? 0) }).toBuffer()));
+  const t3 = performance.now();
+  total += t3 - t;
+  console.log(i, canvas.width, canvas.height, 'render', (t1 - t).toFixed(0), 'getImageData', (t2 - t1).toFixed(0), 'encode', (t3 - t2).toFixed(0), outs.map(o => o.length));
+  cf.destroy({ canvas, context });
+  page.cleanup();
+}
+console.log('avg', (total / n).toFixed(0));

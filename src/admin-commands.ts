@@ -1,0 +1,33 @@
+/**
+ * Operator commands (the `flipbook` CLI). They run against the services
+ * directly, or inside the running service through the admin channel; either
+ * way the same code does the work.
+ */
+import type { AdminCommands } from './platform/admin/admin-channel.ts';
+import type { Services } from './services.ts';
+
+const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
+const int = (v: unknown): number => {
+  const n = typeof v === 'number' ? v : Number(v);
+  if (!Number.isInteger(n) || n < 1) throw new Error(`Expected a positive integer id, got ${JSON.stringify(v)}`);
+  return n;
+};
+
+export function createAdminCommands(services: Services): AdminCommands {
+  const { workspaces } = services;
+  return {
+    'workspaces.create': async (a) => workspaces.createWorkspace({ name: str(a.name) ?? '', plan: str(a.plan), slug: str(a.slug) }),
+    'workspaces.list': async () => workspaces.listWorkspaces(),
+    'workspaces.set-plan': async (a) => workspaces.setPlan(int(a.id), str(a.plan) ?? ''),
+    'keys.create': async (a) =>
+      workspaces.createKey({
+        workspaceId: int(a.workspace),
+        name: str(a.name),
+        scopes: Array.isArray(a.scopes) ? a.scopes.map(String) : [],
+        mode: a.mode === 'test' ? 'test' : 'live',
+      }),
+    'keys.list': async (a) => workspaces.listKeys(a.workspace === undefined ? undefined : int(a.workspace)),
+    'keys.revoke': async (a) => workspaces.revokeKey(int(a.id)),
+    'keys.rotate': async (a) => workspaces.rotateKey(int(a.id)),
+  };
+}

@@ -1,0 +1,85 @@
+/**
+ * Builds the HTTP application without listening, so tests run it in-process
+ * and production starts it from src/runtime.ts. Everything it needs is passed
+ * in; nothing here reads the environment.
+ */
+import cors from '@fastify/cors';
+import helmet from '@fastify/helmet';
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
+import { randomUUID } from 'node:crypto';
+import type { Config } from './platform/config/env.ts';
+import type { Database } from './platform/db/database.ts';
+import type { JobQueue } from './platform/jobs/queue.ts';
+import type { Storage } from './platform/storage/storage.ts';
+import { registerErrorHandling, registerNotFound } from './platform/http/error-handler.ts';
+import { registerGuard, type RateLimits } from './platform/http/guard.ts';
+import { registerIdempotency } from './platform/http/idempotency.ts';
+import { registerOpenApi } from './platform/http/openapi.ts';
+import type { RateLimitStore } from './platform/http/rate-limit-store.ts';
+import { healthRoutes } from './modules/health/health.routes.ts';
+import { meRoutes } from './modules/workspaces/me.routes.ts';
+import type { Services } from './services.ts';
+
+export interface AppDependencies {
+  config: Readonly<Config>;
+  database: Database;
+  storage: Storage;
+  queue: JobQueue;
+  services: Services;
+  rateLimitStore: RateLimitStore;
+  logger: Logger;
+}
+
+export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> {
+  const { config, database, services } = deps;
+  const app = Fastify({
+    loggerInstance: deps.logger as FastifyBaseLogger,
+    bodyLimit: config.BODY_LIMIT_BYTES,
+    trustProxy: config.TRUST_PROXY,
+    genReqId: (request) => {
+      const given = request.headers['x-request-id'];
+      return typeof given === 'string' && /^[\w.-]{1,128}$/.test(given) ? given : randomUUID();
+    },
+    return503OnClosing: true,
+    ajv: { customOptions: { allErrors: true, coerceTypes: 'array', removeAdditional: false, useDefaults: true } },
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  app.addHook('onRequest', async (request, reply) => {
+    reply.header('x-request-id', request.id);
+  });
+
+  const limits: RateLimits = {
+    workspacePerMinute: config.RATE_LIMIT_WORKSPACE_PER_MINUTE,
+    endpointPerMinute: config.RATE_LIMIT_ENDPOINT_PER_MINUTE,
+    unauthenticatedPerMinute: config.RATE_LIMIT_UNAUTHENTICATED_PER_MINUTE,
+  };
+
+  registerErrorHandling(app);
+  registerNotFound(app);
+  await app.register(helmet, {
+    // The API serves JSON and the Swagger UI; the reader sets its own policy.
+    contentSecurityPolicy: false,
+    crossOriginResourcePolicy: { policy: 'cross-origin' },
+  });
+  await app.register(cors, {
+    origin: config.corsOrigins === '*' ? '*' : config.corsOrigins,
+    allowedHeaders: ['Authorization', 'Content-Type', 'Idempotency-Key', 'X-Request-Id'],
+    exposedHeaders: ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'Retry-After', 'X-Idempotent-Replay', 'X-Request-Id'],
+    maxAge: 600,
+  });
+  await registerOpenApi(app, { publicBaseUrl: config.publicBaseUrl });
+  registerGuard(app, { workspaces: services.workspaces, store: deps.rateLimitStore, limits });
+  registerIdempotency(app, { db: database.db, ttlHours: config.IDEMPOTENCY_TTL_HOURS });
+
+  await app.register(
+    async (v1) => {
+      await v1.register(healthRoutes, { ping: () => database.ping() });
+      await v1.register(meRoutes, { workspaces: services.workspaces, limits });
+    },
+    { prefix: '/v1' },
+  );
+
+  return app;
+}

@@ -1,0 +1,169 @@
+/**
+ * `flipbook`: start the service and administer workspaces and API keys.
+ * Every command takes --help; listing and creating commands take --json.
+ */
+import { Command, Option } from 'commander';
+import { SCOPES } from '../platform/auth/scopes.ts';
+import { PLANS } from '../platform/auth/plans.ts';
+import { ConfigError, loadConfig, type Config } from '../platform/config/env.ts';
+import { startRuntime } from '../runtime.ts';
+import { connectAdmin } from './admin-client.ts';
+import { printTable } from './output.ts';
+
+function config(): Readonly<Config> {
+  return loadConfig(process.env);
+}
+
+async function withAdmin<T>(run: (admin: Awaited<ReturnType<typeof connectAdmin>>) => Promise<T>): Promise<T> {
+  const admin = await connectAdmin(config());
+  try {
+    return await run(admin);
+  } finally {
+    await admin.close();
+  }
+}
+
+function output(json: boolean | undefined, value: unknown, human: () => void): void {
+  if (json) process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+  else human();
+}
+
+type KeyOut = { id: number; workspace_id: number; name: string; mode: string; prefix: string; scopes: string[]; revoked_at: string | null; last_used_at: string | null; key?: string };
+
+function printNewKey(key: KeyOut): void {
+  process.stdout.write(
+    `Created key ${key.id} (${key.mode}, scopes: ${key.scopes.join(' ')}) for workspace ${key.workspace_id}.\n` +
+      'Copy it now: it is shown once and only its hash is stored.\n\n' +
+      `  ${key.key}\n\n`,
+  );
+}
+
+const program = new Command('flipbook')
+  .description('Flipbook publishing service: run it and administer workspaces and API keys.')
+  .showHelpAfterError();
+
+program
+  .command('serve', { isDefault: false })
+  .description('Start the service: API and workers in one process (default), or one role for scale-out.')
+  .addOption(new Option('--role <role>', 'what this process runs').choices(['all', 'api', 'worker']).default('all'))
+  .action(async (options: { role: 'all' | 'api' | 'worker' }) => {
+    const cfg = config();
+    const runtime = await startRuntime(cfg, { api: options.role !== 'worker', worker: options.role !== 'api' });
+    runtime.logger.info({ role: options.role, database: cfg.database.kind, storage: cfg.storage.kind }, 'flipbook started');
+    let signals = 0;
+    const shutdown = (signal: string) => {
+      if (++signals > 1) process.exit(1);
+      runtime.logger.info({ signal }, 'shutting down: finishing in-flight requests and jobs');
+      runtime.stop().then(
+        () => process.exit(0),
+        (error: unknown) => {
+          runtime.logger.error({ err: error }, 'shutdown failed');
+          process.exit(1);
+        },
+      );
+    };
+    process.on('SIGINT', () => shutdown('SIGINT'));
+    process.on('SIGTERM', () => shutdown('SIGTERM'));
+  });
+
+program
+  .command('migrate')
+  .description('Apply database migrations (the service also applies them at start).')
+  .action(async () => {
+    const cfg = config();
+    const runtime = await startRuntime({ ...cfg, BOOTSTRAP_WORKSPACE: false }, { api: false, worker: false, adminChannel: false });
+    await runtime.stop();
+    process.stdout.write(`Migrations applied (${cfg.database.kind}).\n`);
+  });
+
+const workspaces = program.command('workspaces').description('Create and list workspaces.');
+
+workspaces
+  .command('create')
+  .description('Create a workspace.')
+  .requiredOption('--name <name>', 'workspace name')
+  .addOption(new Option('--plan <plan>', 'plan').choices([...PLANS]).default('free'))
+  .option('--slug <slug>', 'URL slug (default: from the name)')
+  .option('--json', 'print JSON')
+  .action(async (o: { name: string; plan: string; slug?: string; json?: boolean }) => {
+    const created = (await withAdmin((a) => a.run('workspaces.create', { name: o.name, plan: o.plan, slug: o.slug }))) as { id: number; name: string; plan: string; slug: string };
+    output(o.json, created, () => process.stdout.write(`Created workspace ${created.id} "${created.name}" (${created.plan}, slug ${created.slug}).\n`));
+  });
+
+workspaces
+  .command('list')
+  .description('List workspaces.')
+  .option('--json', 'print JSON')
+  .action(async (o: { json?: boolean }) => {
+    const rows = (await withAdmin((a) => a.run('workspaces.list'))) as Record<string, unknown>[];
+    output(o.json, rows, () => printTable(rows, ['id', 'name', 'slug', 'plan', 'created_at']));
+  });
+
+workspaces
+  .command('set-plan')
+  .description("Change a workspace's plan.")
+  .argument('<id>', 'workspace id')
+  .addArgument(new Command().createArgument('<plan>', 'new plan').choices([...PLANS]))
+  .option('--json', 'print JSON')
+  .action(async (id: string, plan: string, o: { json?: boolean }) => {
+    const updated = await withAdmin((a) => a.run('workspaces.set-plan', { id, plan }));
+    output(o.json, updated, () => process.stdout.write(`Workspace ${id} is now on the ${plan} plan.\n`));
+  });
+
+const keys = program.command('keys').description('Create, list, revoke and rotate API keys.');
+
+keys
+  .command('create')
+  .description('Create an API key; the plain key is printed once.')
+  .requiredOption('--workspace <id>', 'workspace id')
+  .option('--scopes <scopes>', `comma-separated scopes, or * for all (${SCOPES.join(', ')})`, '*')
+  .addOption(new Option('--mode <mode>', 'live or test key').choices(['live', 'test']).default('live'))
+  .option('--name <name>', 'a label for the key')
+  .option('--json', 'print JSON (includes the plain key)')
+  .action(async (o: { workspace: string; scopes: string; mode: string; name?: string; json?: boolean }) => {
+    const scopes = o.scopes.split(',').map((s) => s.trim()).filter(Boolean);
+    const key = (await withAdmin((a) => a.run('keys.create', { workspace: o.workspace, scopes, mode: o.mode, name: o.name }))) as KeyOut;
+    output(o.json, key, () => printNewKey(key));
+  });
+
+keys
+  .command('list')
+  .description('List API keys (never the keys themselves).')
+  .option('--workspace <id>', 'only this workspace')
+  .option('--json', 'print JSON')
+  .action(async (o: { workspace?: string; json?: boolean }) => {
+    const rows = (await withAdmin((a) => a.run('keys.list', { workspace: o.workspace }))) as KeyOut[];
+    output(o.json, rows, () =>
+      printTable(rows.map((r) => ({ ...r, scopes: r.scopes.join(' '), status: r.revoked_at ? 'revoked' : 'active' })), ['id', 'workspace_id', 'name', 'mode', 'prefix', 'scopes', 'status', 'last_used_at']),
+    );
+  });
+
+keys
+  .command('revoke')
+  .description('Revoke a key: requests with it get 401 from now on.')
+  .argument('<id>', 'key id')
+  .option('--json', 'print JSON')
+  .action(async (id: string, o: { json?: boolean }) => {
+    const key = (await withAdmin((a) => a.run('keys.revoke', { id }))) as KeyOut;
+    output(o.json, key, () => process.stdout.write(`Key ${key.id} (${key.prefix}) is revoked.\n`));
+  });
+
+keys
+  .command('rotate')
+  .description('Replace a key with a new one (same workspace, scopes and mode); the old key is revoked.')
+  .argument('<id>', 'key id')
+  .option('--json', 'print JSON (includes the plain key)')
+  .action(async (id: string, o: { json?: boolean }) => {
+    const key = (await withAdmin((a) => a.run('keys.rotate', { id }))) as KeyOut;
+    output(o.json, key, () => printNewKey(key));
+  });
+
+try {
+  await program.parseAsync(process.argv);
+} catch (error) {
+  const message = error instanceof ConfigError ? error.message : `flipbook: ${(error as Error).message}`;
+  process.stderr.write(`${message}\n`);
+  const details = (error as { details?: Record<string, string[]> }).details;
+  if (details) for (const [field, messages] of Object.entries(details)) process.stderr.write(`  ${field}: ${messages.join(' ')}\n`);
+  process.exitCode = 1;
+}

@@ -1,0 +1,57 @@
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { Type } from 'typebox';
+import { FEATURES, featuresOf } from '../../platform/auth/plans.ts';
+import { SCOPES } from '../../platform/auth/scopes.ts';
+import { authOf } from '../../platform/http/route-config.ts';
+import type { RateLimits } from '../../platform/http/guard.ts';
+import type { WorkspacesService } from './workspaces.service.ts';
+
+const Me = Type.Object({
+  workspace: Type.Object({ id: Type.Integer(), name: Type.String(), slug: Type.String(), can_rename: Type.Boolean() }),
+  plan: Type.Object({
+    name: Type.String({ description: '`free`, `pro` or `company`.' }),
+    features: Type.Record(Type.String(), Type.Boolean(), { description: `What the plan allows: ${Object.entries(FEATURES).map(([k, f]) => `\`${k}\` (${f.description}; ${f.plans.join(', ')})`).join('; ')}.` }),
+  }),
+  auth: Type.Object({
+    method: Type.String({ description: '`api_key` (OAuth 2 tokens will report `oauth`).' }),
+    key_id: Type.Integer(),
+    key_prefix: Type.String({ description: 'The start of the key, for telling keys apart; never the key.' }),
+    mode: Type.String({ description: '`live` or `test`.' }),
+    scopes: Type.Array(Type.String(), { description: `Granted scopes; \`*\` grants all of: ${SCOPES.join(', ')}.` }),
+  }),
+  rate_limits: Type.Object({
+    workspace_per_minute: Type.Integer(),
+    endpoint_per_minute: Type.Integer(),
+  }),
+});
+
+const example = {
+  workspace: { id: 1, name: 'Acme Publishing', slug: 'acme-publishing', can_rename: true },
+  plan: { name: 'company', features: featuresOf('company') },
+  auth: { method: 'api_key', key_id: 3, key_prefix: 'wsk_live_4fQ9xa…', mode: 'live', scopes: ['*'] },
+  rate_limits: { workspace_per_minute: 1000, endpoint_per_minute: 100 },
+};
+
+export const meRoutes: FastifyPluginAsyncTypebox<{ workspaces: WorkspacesService; limits: RateLimits }> = async (app, { workspaces, limits }) => {
+  app.get('/me', {
+    schema: {
+      operationId: 'getMe',
+      tags: ['General'],
+      summary: 'The calling workspace, its plan and the key',
+      description: 'Describes the workspace the key belongs to, what its plan allows, and the key\'s mode and scopes.',
+      response: { 200: Type.Object({ data: Me }, { examples: [{ data: example }] }) },
+    },
+    config: {},
+  }, async (request) => {
+    const auth = authOf(request);
+    const workspace = await workspaces.getWorkspace(auth.workspaceId);
+    return {
+      data: {
+        workspace: { id: workspace.id, name: workspace.name, slug: workspace.slug, can_rename: workspace.canRename },
+        plan: { name: auth.plan, features: featuresOf(auth.plan) },
+        auth: { method: auth.method, key_id: auth.keyId, key_prefix: auth.keyPrefix, mode: auth.mode, scopes: [...auth.scopes] },
+        rate_limits: { workspace_per_minute: limits.workspacePerMinute, endpoint_per_minute: limits.endpointPerMinute },
+      },
+    };
+  });
+};

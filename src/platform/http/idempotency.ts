@@ -1,0 +1,126 @@
+/**
+ * Idempotency-Key on writes (spec part 8), as Stripe does it:
+ * - the first 2xx response is stored per workspace and key for IDEMPOTENCY_TTL_HOURS;
+ *   a replay returns it with `X-Idempotent-Replay: true`;
+ * - the same key with another method, path or body is refused (422);
+ * - while the first request runs, a second one with the key gets 409 (the row
+ *   inserted first is the lock, so two requests never both execute);
+ * - failed responses are not stored: the key can be retried.
+ */
+import { createHash } from 'node:crypto';
+import { and, eq, lt } from 'drizzle-orm';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { Db } from '../db/database.ts';
+import { ERRORS } from '../errors.ts';
+import { idempotencyKeys } from './http.tables.ts';
+
+const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+/** A lock older than this belongs to a request that died with its process. */
+const ABANDONED_LOCK_MS = 5 * 60_000;
+const REPLAYED_HEADERS = ['content-type', 'location'];
+
+interface PendingIdempotency {
+  key: string;
+  workspaceId: number;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    idempotency?: PendingIdempotency;
+  }
+}
+
+function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : 1));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(value ?? null);
+}
+
+/**
+ * What makes two requests "the same": method, path with query, and body.
+ * Multipart bodies are streamed by their handler after this point, so an
+ * upload is fingerprinted by its size instead of its bytes.
+ */
+function fingerprint(request: FastifyRequest): string {
+  const contentType = request.headers['content-type'] ?? '';
+  const body = contentType.startsWith('multipart/') ? `multipart:${request.headers['content-length'] ?? '?'}` : canonicalJson(request.body);
+  return createHash('sha256').update(`${request.method} ${request.url}\n${body}`).digest('hex');
+}
+
+export function registerIdempotency(app: FastifyInstance, deps: { db: Db; ttlHours: number }): void {
+  const { db, ttlHours } = deps;
+
+  app.addHook('preHandler', async (request, reply) => {
+    const key = request.headers['idempotency-key'];
+    if (!WRITE_METHODS.has(request.method) || key === undefined || !request.auth) return;
+    if (typeof key !== 'string' || key.length < 1 || key.length > 255 || !/^[\x21-\x7e]+$/.test(key)) {
+      throw ERRORS.validation({ 'Idempotency-Key': ['The Idempotency-Key header must be 1 to 255 visible ASCII characters.'] });
+    }
+    const workspaceId = request.auth.workspaceId;
+    const print = fingerprint(request);
+    const now = new Date();
+
+    for (let attempt = 0; attempt < 2; attempt++) {
+      const [claimed] = await db
+        .insert(idempotencyKeys)
+        .values({ workspaceId, key, fingerprint: print, state: 'processing', expiresAt: new Date(now.getTime() + ttlHours * 3_600_000) })
+        .onConflictDoNothing()
+        .returning({ key: idempotencyKeys.key });
+      if (claimed) {
+        request.idempotency = { key, workspaceId };
+        return;
+      }
+      const [existing] = await db
+        .select()
+        .from(idempotencyKeys)
+        .where(and(eq(idempotencyKeys.workspaceId, workspaceId), eq(idempotencyKeys.key, key)));
+      if (!existing) continue; // removed between the two statements: claim again
+      const abandoned = existing.state === 'processing' && now.getTime() - existing.createdAt.getTime() > ABANDONED_LOCK_MS;
+      if (existing.expiresAt <= now || abandoned) {
+        await db
+          .delete(idempotencyKeys)
+          .where(and(eq(idempotencyKeys.workspaceId, workspaceId), eq(idempotencyKeys.key, key), eq(idempotencyKeys.createdAt, existing.createdAt)));
+        continue;
+      }
+      if (existing.fingerprint !== print) throw ERRORS.idempotencyKeyReused();
+      if (existing.state !== 'completed') throw ERRORS.idempotencyInProgress();
+      reply.header('x-idempotent-replay', 'true');
+      for (const [name, value] of Object.entries(existing.responseHeaders ?? {})) reply.header(name, value);
+      return reply.code(existing.responseStatus ?? 200).send(existing.responseBody ?? '');
+    }
+    throw ERRORS.idempotencyInProgress();
+  });
+
+  app.addHook('onSend', async (request, reply, payload) => {
+    const pending = request.idempotency;
+    if (!pending) return payload;
+    request.idempotency = undefined;
+    const where = and(eq(idempotencyKeys.workspaceId, pending.workspaceId), eq(idempotencyKeys.key, pending.key));
+    const storable = typeof payload === 'string' || Buffer.isBuffer(payload);
+    if (reply.statusCode >= 200 && reply.statusCode < 300 && storable) {
+      const headers: Record<string, string> = {};
+      for (const name of REPLAYED_HEADERS) {
+        const value = reply.getHeader(name);
+        if (value !== undefined) headers[name] = String(value);
+      }
+      await db
+        .update(idempotencyKeys)
+        .set({ state: 'completed', responseStatus: reply.statusCode, responseHeaders: headers, responseBody: payload.toString() })
+        .where(where);
+    } else {
+      await db.delete(idempotencyKeys).where(where);
+    }
+    return payload;
+  });
+}
+
+/** Drops stored responses past their 24 hours (run by the maintenance job). */
+export async function purgeExpiredIdempotencyKeys(db: Db): Promise<number> {
+  const removed = await db.delete(idempotencyKeys).where(lt(idempotencyKeys.expiresAt, new Date())).returning({ key: idempotencyKeys.key });
+  return removed.length;
+}

@@ -1,0 +1,33 @@
+/**
+ * What a route declares besides its schema: the scope it needs, the plan
+ * feature it needs, and whether it is public. The guard, the idempotency
+ * layer and the OpenAPI document all read these.
+ */
+import type { Feature } from '../auth/plans.ts';
+import type { Scope } from '../auth/scopes.ts';
+import type { AuthContext } from '../../modules/workspaces/workspaces.service.ts';
+
+export interface RouteGuardConfig {
+  /** Scope the key must have. Required unless `public` is set. */
+  scope?: Scope | Scope[];
+  /** Plan feature the workspace must have (spec: "Company"). */
+  feature?: Feature;
+  /** No key needed (health, documentation, the public reader). */
+  public?: boolean;
+  /** Exempt from rate limits (health checks by load balancers). */
+  unlimited?: boolean;
+}
+
+declare module 'fastify' {
+  interface FastifyContextConfig extends RouteGuardConfig {}
+  interface FastifyRequest {
+    /** Set by the guard on authenticated routes. */
+    auth: AuthContext | null;
+  }
+}
+
+/** The auth context of a guarded route (the guard has run, so it is present). */
+export function authOf(request: { auth: AuthContext | null }): AuthContext {
+  if (!request.auth) throw new Error('authOf() called on a route without authentication');
+  return request.auth;
+}

@@ -1,0 +1,132 @@
+/**
+ * Starts the service: the API, the workers, or both in one process (the
+ * default), on the embedded database or on PostgreSQL. Used by `flipbook serve`
+ * and by the tests, so both run exactly the same wiring.
+ */
+import type { FastifyInstance } from 'fastify';
+import type { Logger } from 'pino';
+import { buildApp } from './app.ts';
+import { createJobDefinitions } from './jobs.ts';
+import { AdminChannel, adminSocketPath } from './platform/admin/admin-channel.ts';
+import { createAdminCommands } from './admin-commands.ts';
+import type { Config } from './platform/config/env.ts';
+import { acquireDataDirLock } from './platform/db/data-dir-lock.ts';
+import { openDatabase, type Database, type DatabaseTarget } from './platform/db/database.ts';
+import { MemoryRateLimitStore, PostgresRateLimitStore, RedisRateLimitStore, type RateLimitStore } from './platform/http/rate-limit-store.ts';
+import { JobQueue } from './platform/jobs/queue.ts';
+import { createLogger } from './platform/logger.ts';
+import { createStorage } from './platform/storage/index.ts';
+import type { Storage } from './platform/storage/storage.ts';
+import { createServices, type Services } from './services.ts';
+
+export interface RuntimeOptions {
+  api: boolean;
+  worker: boolean;
+  /** Override the database (tests use an in-memory PGlite or a scratch PostgreSQL database). */
+  database?: DatabaseTarget;
+  logger?: Logger;
+  /** Start the local admin socket (embedded mode). Default: on when the database is PGlite under DATA_DIR. */
+  adminChannel?: boolean;
+  /** Called once with the bootstrap key, when one is created. Default: print it. */
+  onBootstrap?: (info: { workspaceName: string; key: string }) => void;
+}
+
+export interface Runtime {
+  config: Readonly<Config>;
+  database: Database;
+  storage: Storage;
+  queue: JobQueue;
+  services: Services;
+  logger: Logger;
+  app: FastifyInstance | null;
+  /** The address the API listens on, when it does. */
+  url: string | null;
+  stop(): Promise<void>;
+}
+
+function createRateLimitStore(config: Config, database: Database): RateLimitStore {
+  if (config.rateLimitStore === 'redis') return new RedisRateLimitStore(config.REDIS_URL);
+  if (database.kind === 'postgres') return new PostgresRateLimitStore(database.runner);
+  return new MemoryRateLimitStore();
+}
+
+function printBootstrapKey(info: { workspaceName: string; key: string }, url: string): void {
+  const lines = [
+    `Created workspace "${info.workspaceName}" (Company plan) with an all-scope API key.`,
+    'This key is shown once; only its hash is stored:',
+    '',
+    `    ${info.key}`,
+    '',
+    'Try it:',
+    `    curl -H "Authorization: Bearer ${info.key}" ${url}/v1/me`,
+  ];
+  const width = Math.max(...lines.map((l) => l.length)) + 2;
+  process.stdout.write(`\n┌${'─'.repeat(width)}┐\n${lines.map((l) => `│ ${l.padEnd(width - 1)}│`).join('\n')}\n└${'─'.repeat(width)}┘\n\n`);
+}
+
+export async function startRuntime(config: Readonly<Config>, options: RuntimeOptions): Promise<Runtime> {
+  const logger = options.logger ?? createLogger(config);
+  const target: DatabaseTarget = options.database ?? (config.database.kind === 'postgres'
+    ? { kind: 'postgres', url: config.database.url, poolSize: config.DATABASE_POOL_SIZE }
+    : { kind: 'pglite', dataDir: config.database.dataDir });
+  const embeddedOnDisk = target.kind === 'pglite' && target.dataDir !== 'memory';
+  const releaseLock = embeddedOnDisk ? acquireDataDirLock(config.dataDir) : () => undefined;
+
+  const cleanups: (() => Promise<void> | void)[] = [releaseLock];
+  const runCleanups = async () => {
+    for (const cleanup of cleanups.reverse()) await cleanup();
+    cleanups.length = 0;
+  };
+  try {
+    const database = await openDatabase(target);
+    cleanups.push(() => database.close());
+    await database.migrate();
+
+    const storage = createStorage(config);
+    const queue = new JobQueue({ database, log: logger.child({ component: 'jobs' }), concurrency: config.WORKER_CONCURRENCY });
+    const services = createServices({ database, storage, queue, config });
+    queue.register(createJobDefinitions({ database, services }));
+    await queue.start({ work: options.worker });
+    cleanups.push(() => queue.stop(config.SHUTDOWN_TIMEOUT_MS));
+
+    let app: FastifyInstance | null = null;
+    let url: string | null = null;
+    if (options.api) {
+      const rateLimitStore = createRateLimitStore(config, database);
+      cleanups.push(() => rateLimitStore.close());
+      app = await buildApp({ config, database, storage, queue, services, rateLimitStore, logger });
+      cleanups.push(() => app!.close());
+      await app.listen({ host: config.HOST, port: config.PORT, listenTextResolver: (address) => `API listening on ${address}` });
+      const address = app.server.address();
+      url = typeof address === 'object' && address ? `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`.replace('0.0.0.0', '127.0.0.1') : null;
+    }
+
+    if (options.adminChannel ?? embeddedOnDisk) {
+      const channel = new AdminChannel(createAdminCommands(services), logger.child({ component: 'admin' }));
+      await channel.listen(adminSocketPath(config.dataDir));
+      cleanups.push(() => channel.close());
+    }
+
+    if (config.BOOTSTRAP_WORKSPACE) {
+      const created = await services.workspaces.bootstrap();
+      if (created) {
+        const info = { workspaceName: created.workspace.name, key: created.key.key };
+        if (options.onBootstrap) options.onBootstrap(info);
+        else printBootstrapKey(info, url ?? config.publicBaseUrl);
+        logger.info({ workspaceId: created.workspace.id, keyId: created.key.id }, 'bootstrap workspace and key created');
+      }
+    }
+
+    let stopping: Promise<void> | null = null;
+    return {
+      config, database, storage, queue, services, logger, app, url,
+      stop() {
+        stopping ??= runCleanups();
+        return stopping;
+      },
+    };
+  } catch (error) {
+    await runCleanups().catch(() => undefined);
+    throw error;
+  }
+}

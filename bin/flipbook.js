@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+/* global process */
 // The service targets Node 24, which runs its TypeScript directly.
 // `npm start` and `npx flipbook` put the project's Node 24 (the `node` package) first on PATH.
 const major = Number(process.versions.node.split('.')[0]);

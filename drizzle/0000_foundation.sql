@@ -7,9 +7,9 @@ CREATE TABLE "api_keys" (
 	"secret_hash" text NOT NULL,
 	"scopes" text[] NOT NULL,
 	"rotated_from_id" integer,
-	"last_used_at" timestamp with time zone,
-	"revoked_at" timestamp with time zone,
-	"created_at" timestamp with time zone DEFAULT now() NOT NULL
+	"last_used_at" timestamp (3) with time zone,
+	"revoked_at" timestamp (3) with time zone,
+	"created_at" timestamp (3) with time zone DEFAULT now() NOT NULL
 );
 --> statement-breakpoint
 CREATE TABLE "workspaces" (
@@ -18,8 +18,8 @@ CREATE TABLE "workspaces" (
 	"slug" text NOT NULL,
 	"plan" text DEFAULT 'free' NOT NULL,
 	"can_rename" boolean DEFAULT true NOT NULL,
-	"created_at" timestamp with time zone DEFAULT now() NOT NULL,
-	"updated_at" timestamp with time zone DEFAULT now() NOT NULL
+	"created_at" timestamp (3) with time zone DEFAULT now() NOT NULL,
+	"updated_at" timestamp (3) with time zone DEFAULT now() NOT NULL
 );
 --> statement-breakpoint
 CREATE TABLE "idempotency_keys" (
@@ -30,8 +30,8 @@ CREATE TABLE "idempotency_keys" (
 	"response_status" integer,
 	"response_headers" jsonb,
 	"response_body" text,
-	"created_at" timestamp with time zone DEFAULT now() NOT NULL,
-	"expires_at" timestamp with time zone NOT NULL,
+	"created_at" timestamp (3) with time zone DEFAULT now() NOT NULL,
+	"expires_at" timestamp (3) with time zone NOT NULL,
 	CONSTRAINT "idempotency_keys_workspace_id_key_pk" PRIMARY KEY("workspace_id","key")
 );
 --> statement-breakpoint

@@ -6,7 +6,7 @@
 import cors from '@fastify/cors';
 import helmet from '@fastify/helmet';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyPluginAsync } from 'fastify';
 import type { Logger } from 'pino';
 import { randomUUID } from 'node:crypto';
 import type { Config } from './platform/config/env.ts';
@@ -30,6 +30,8 @@ export interface AppDependencies {
   services: Services;
   rateLimitStore: RateLimitStore;
   logger: Logger;
+  /** More routes under /v1, registered with the same guard and conventions (tests, embedders). */
+  extraRoutes?: FastifyPluginAsync;
 }
 
 export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> {
@@ -77,6 +79,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     async (v1) => {
       await v1.register(healthRoutes, { ping: () => database.ping() });
       await v1.register(meRoutes, { workspaces: services.workspaces, limits });
+      if (deps.extraRoutes) await v1.register(deps.extraRoutes);
     },
     { prefix: '/v1' },
   );

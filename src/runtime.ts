@@ -3,7 +3,7 @@
  * default), on the embedded database or on PostgreSQL. Used by `flipbook serve`
  * and by the tests, so both run exactly the same wiring.
  */
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
 import type { Logger } from 'pino';
 import { buildApp } from './app.ts';
 import { createJobDefinitions } from './jobs.ts';
@@ -29,6 +29,8 @@ export interface RuntimeOptions {
   adminChannel?: boolean;
   /** Called once with the bootstrap key, when one is created. Default: print it. */
   onBootstrap?: (info: { workspaceName: string; key: string }) => void;
+  /** Extra routes under /v1 (tests). */
+  extraRoutes?: FastifyPluginAsync;
 }
 
 export interface Runtime {
@@ -94,7 +96,7 @@ export async function startRuntime(config: Readonly<Config>, options: RuntimeOpt
     if (options.api) {
       const rateLimitStore = createRateLimitStore(config, database);
       cleanups.push(() => rateLimitStore.close());
-      app = await buildApp({ config, database, storage, queue, services, rateLimitStore, logger });
+      app = await buildApp({ config, database, storage, queue, services, rateLimitStore, logger, extraRoutes: options.extraRoutes });
       cleanups.push(() => app!.close());
       await app.listen({ host: config.HOST, port: config.PORT, listenTextResolver: (address) => `API listening on ${address}` });
       const address = app.server.address();

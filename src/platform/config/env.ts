@@ -4,7 +4,7 @@
  * into the builders (nothing reads process.env at import time).
  */
 import path from 'node:path';
-import { Type, type Static } from 'typebox';
+import { Type, type Static, type TSchema } from 'typebox';
 import { Value } from 'typebox/value';
 
 const Port = Type.Integer({ minimum: 0, maximum: 65535 });
@@ -70,10 +70,15 @@ export function loadConfig(source: Record<string, string | undefined> = process.
   }
   Object.assign(raw, overrides);
   const withDefaults = Value.Default(EnvSchema, Value.Convert(EnvSchema, raw));
-  const problems = [...Value.Errors(EnvSchema, withDefaults)].map((e) => {
-    const name = e.instancePath.replace(/^\//, '') || (e.params as { requiredProperties?: string[] }).requiredProperties?.join(', ');
-    return `${name}: ${e.message} (got ${JSON.stringify(source[name ?? ''] ?? (raw as Record<string, unknown>)[name ?? ''])})`;
-  });
+  // One message per variable, checked one by one so no problem hides another.
+  const problems: string[] = [];
+  for (const [name, schema] of Object.entries(EnvSchema.properties) as [string, TSchema & { anyOf?: { const: string }[] }][]) {
+    const value = (withDefaults as Record<string, unknown>)[name];
+    const first = [...Value.Errors(schema, value)][0];
+    if (!first) continue;
+    const message = schema.anyOf ? `must be one of ${schema.anyOf.map((s) => s.const).join(', ')}` : first.message;
+    problems.push(`${name}: ${message} (got ${JSON.stringify(source[name] ?? raw[name])})`);
+  }
   if (problems.length > 0) {
     throw new ConfigError(`Invalid configuration:\n  - ${problems.join('\n  - ')}`);
   }

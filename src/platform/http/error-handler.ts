@@ -58,7 +58,8 @@ export function validationDetails(errors: AjvError[], context?: string): ErrorDe
     } else {
       message = messageOf(error, field);
     }
-    (details[name] ??= []).includes(message) || details[name]!.push(message);
+    const messages = (details[name] ??= []);
+    if (!messages.includes(message)) messages.push(message);
   }
   return details;
 }
@@ -120,7 +121,7 @@ export function registerNotFound(app: FastifyInstance): void {
   });
   app.setNotFoundHandler((request, reply) => {
     const path = request.url.split('?')[0]!;
-    const allowed = [...new Set(patterns.filter((p) => p.regex.test(path)).map((p) => p.method))].filter((m) => m !== 'HEAD');
+    const allowed = [...new Set(patterns.filter((p) => p.regex.test(path)).map((p) => p.method))].filter((m) => m !== 'HEAD' && m !== 'OPTIONS');
     if (allowed.length > 0) {
       reply.header('allow', allowed.join(', '));
       return sendError(reply, new AppError(405, 'MethodNotAllowedException', `${request.method} is not allowed on ${path}; allowed: ${allowed.join(', ')}.`));

@@ -66,7 +66,7 @@ export function registerGuard(app: FastifyInstance, deps: { workspaces: Workspac
     const config = request.routeOptions.config ?? {};
     const unauthenticatedBucket = (): Bucket[] => [{ key: `ip:${request.ip}`, limit: limits.unauthenticatedPerMinute }];
 
-    if (config.public || request.is404) {
+    if (config.public) {
       if (!config.unlimited) await consume(store, reply, unauthenticatedBucket());
       return;
     }
@@ -76,17 +76,19 @@ export function registerGuard(app: FastifyInstance, deps: { workspaces: Workspac
     if (!auth) {
       // Failed attempts count against the caller's address, which slows key guessing.
       await consume(store, reply, unauthenticatedBucket());
+      if (request.is404) return; // unknown route: the not-found handler answers
       throw ERRORS.unauthenticated(key ? 'The API key is invalid or has been revoked.' : undefined);
     }
     request.auth = auth;
 
     if (!config.unlimited) {
-      const endpoint = `${request.method} ${request.routeOptions.url}`;
+      const endpoint = request.is404 ? 'unknown-route' : `${request.method} ${request.routeOptions.url}`;
       await consume(store, reply, [
         { key: `ws:${auth.workspaceId}`, limit: limits.workspacePerMinute },
         { key: `ws:${auth.workspaceId}:${endpoint}`, limit: limits.endpointPerMinute },
       ]);
     }
+    if (request.is404) return;
 
     const required = config.scope === undefined ? [] : Array.isArray(config.scope) ? config.scope : [config.scope];
     for (const scope of required) {

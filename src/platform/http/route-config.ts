@@ -19,6 +19,7 @@ export interface RouteGuardConfig {
 }
 
 declare module 'fastify' {
+  // eslint-disable-next-line @typescript-eslint/no-empty-object-type -- declaration merging
   interface FastifyContextConfig extends RouteGuardConfig {}
   interface FastifyRequest {
     /** Set by the guard on authenticated routes. */

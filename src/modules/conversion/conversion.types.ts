@@ -1,0 +1,70 @@
+/**
+ * Shapes shared by the conversion engine and its callers. Every position is a
+ * fraction (0..1) of the page as displayed (after /Rotate), origin top-left, so
+ * a viewer can place overlays on any rendition without knowing its pixel size.
+ */
+
+export interface NormalisedRect {
+  x: number;
+  y: number;
+  width: number;
+  height: number;
+}
+
+/** A run of text on a page, as pdf.js groups it (usually a line fragment). */
+export interface TextItem extends NormalisedRect {
+  text: string;
+}
+
+export type LinkTarget = { url: string; page?: never } | { page: number; url?: never };
+
+/**
+ * A clickable area. `source` tells a link annotation in the PDF from one found
+ * in the page text by auto-link detection.
+ */
+export type PageLink = NormalisedRect & LinkTarget & { source: 'annotation' | 'text' };
+
+export type ImageFormat = 'webp' | 'jpeg';
+
+export interface PageImage {
+  /** The requested width this image answers (index-aligned with the widths option). */
+  requestedWidth: number;
+  width: number;
+  height: number;
+  format: ImageFormat;
+  /** Written under `<workDir>/pages/`; the caller owns workDir and removes it. */
+  path: string;
+  bytes: number;
+}
+
+export interface RenderedPage {
+  /** 1-based. */
+  number: number;
+  /** Page size in PDF points (1/72 in) after rotation. */
+  widthPt: number;
+  heightPt: number;
+  images: PageImage[];
+  text: TextItem[];
+  links: PageLink[];
+  /**
+   * Set when this page could not be rendered (damaged content, render timeout):
+   * the images are then blank white pages of the right size so page numbering
+   * stays intact, and this says why.
+   */
+  error?: string;
+}
+
+export interface OutlineEntry {
+  title: string;
+  /** 1-based page, or null when the entry points nowhere we can resolve. */
+  page: number | null;
+  /** Set instead of a page when the entry opens a web address. */
+  url?: string;
+  children: OutlineEntry[];
+}
+
+export interface DocumentInfo {
+  pageCount: number;
+  outline: OutlineEntry[];
+  title: string | null;
+}

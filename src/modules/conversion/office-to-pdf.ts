@@ -1,0 +1,162 @@
+/**
+ * Office document → PDF with LibreOffice headless.
+ *
+ * - Each job gets its own LibreOffice profile (-env:UserInstallation): two
+ *   soffice processes sharing a profile block on its lock, and a profile left
+ *   over from a crash can make the next start hang. It is deleted afterwards.
+ * - The input is copied under a fixed name with the extension of its detected
+ *   format: LibreOffice picks its import filter partly from the extension, and
+ *   user filenames may hold anything (spaces, quotes, leading dashes).
+ * - soffice is a shell script around soffice.bin, so it runs in its own
+ *   process group and the whole group is killed on timeout or abort.
+ * - soffice exits 0 even when it could not load the file; the only reliable
+ *   success signal is the PDF it writes.
+ */
+import { spawn } from 'node:child_process';
+import { constants } from 'node:fs';
+import { access, copyFile, mkdir, rename, rm, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { ConversionError, abortedError } from './conversion.errors.ts';
+import type { DocumentFormat } from './document-type.ts';
+
+export const OFFICE_PACKAGES = 'libreoffice-writer-nogui libreoffice-calc-nogui libreoffice-impress-nogui';
+export const DEFAULT_OFFICE_TIMEOUT_MS = 120_000;
+
+export interface OfficeToPdfOptions {
+  /** Scratch directory for this job; the PDF is written here as `document.pdf`. */
+  workDir: string;
+  timeoutMs?: number;
+  signal?: AbortSignal;
+  /** Path of the soffice binary; default: found on PATH or in the usual install folders. */
+  sofficePath?: string;
+}
+
+const CANDIDATES = ['soffice', 'libreoffice'];
+const INSTALL_DIRS = ['/usr/lib/libreoffice/program', '/opt/libreoffice/program', '/usr/local/bin', '/usr/bin'];
+
+async function isExecutable(file: string): Promise<boolean> {
+  try {
+    await access(file, constants.X_OK);
+    return (await stat(file)).isFile();
+  } catch {
+    return false;
+  }
+}
+
+/** The LibreOffice binary, or null when it is not installed. */
+export async function findSoffice(): Promise<string | null> {
+  const dirs = [...(process.env.PATH ?? '').split(path.delimiter).filter(Boolean), ...INSTALL_DIRS];
+  for (const name of CANDIDATES) {
+    for (const dir of dirs) {
+      const file = path.join(dir, name);
+      if (await isExecutable(file)) return file;
+    }
+  }
+  return null;
+}
+
+export async function officeToPdf(inputPath: string, format: DocumentFormat, options: OfficeToPdfOptions): Promise<string> {
+  const { workDir, timeoutMs = DEFAULT_OFFICE_TIMEOUT_MS, signal } = options;
+  if (signal?.aborted) throw abortedError(signal);
+  const soffice = options.sofficePath ?? (await findSoffice());
+  if (!soffice) {
+    throw new ConversionError(
+      'office_unavailable',
+      `Office documents cannot be converted on this server: LibreOffice is not installed. Install the Debian packages ${OFFICE_PACKAGES}.`,
+    );
+  }
+
+  const jobDir = path.join(workDir, `office-${process.pid}-${Date.now().toString(36)}`);
+  const profileDir = path.join(jobDir, 'profile');
+  const outDir = path.join(jobDir, 'out');
+  await mkdir(outDir, { recursive: true });
+  try {
+    const source = path.join(jobDir, `input.${format}`);
+    await copyFile(inputPath, source);
+    const stderr = await runSoffice(soffice, [
+      `-env:UserInstallation=${pathToFileURL(profileDir).href}`,
+      '--headless',
+      '--invisible',
+      '--norestore',
+      '--nolockcheck',
+      '--nodefault',
+      '--nofirststartwizard',
+      '--convert-to',
+      'pdf',
+      '--outdir',
+      outDir,
+      source,
+    ], { timeoutMs, signal, home: jobDir });
+
+    const produced = path.join(outDir, 'input.pdf');
+    const size = await stat(produced).then((s) => s.size, () => 0);
+    if (size === 0) {
+      const loadFailed = /could not be loaded|general error|source file/i.test(stderr);
+      throw new ConversionError(
+        'office_failed',
+        loadFailed
+          ? `LibreOffice could not open this ${format.toUpperCase()} document: it is damaged, password-protected, or not really a ${format.toUpperCase()} file.`
+          : `LibreOffice could not convert this ${format.toUpperCase()} document to PDF.`,
+      );
+    }
+    const pdfPath = path.join(workDir, 'document.pdf');
+    await rename(produced, pdfPath);
+    return pdfPath;
+  } finally {
+    await rm(jobDir, { recursive: true, force: true });
+  }
+}
+
+function runSoffice(
+  command: string,
+  args: string[],
+  { timeoutMs, signal, home }: { timeoutMs: number; signal?: AbortSignal; home: string },
+): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, {
+      detached: true, // own process group, so soffice.bin dies with the wrapper
+      stdio: ['ignore', 'pipe', 'pipe'],
+      // A private HOME keeps LibreOffice from touching the service user's dotfiles.
+      env: { ...process.env, HOME: home, SAL_USE_VCLPLUGIN: 'svp' },
+    });
+    let output = '';
+    const collect = (chunk: Buffer) => {
+      if (output.length < 64 * 1024) output += chunk.toString('utf8');
+    };
+    child.stdout.on('data', collect);
+    child.stderr.on('data', collect);
+
+    let failure: ConversionError | null = null;
+    const killGroup = () => {
+      try {
+        if (child.pid) process.kill(-child.pid, 'SIGKILL');
+      } catch {
+        child.kill('SIGKILL');
+      }
+    };
+    const timer = setTimeout(() => {
+      failure = new ConversionError('timeout', `LibreOffice took longer than ${Math.round(timeoutMs / 1000)} s to convert this document and was stopped.`);
+      killGroup();
+    }, timeoutMs);
+    const onAbort = () => {
+      failure = abortedError(signal);
+      killGroup();
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+
+    child.on('error', (error) => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+      reject(new ConversionError('office_unavailable', `LibreOffice could not be started (${error.message}). Install the Debian packages ${OFFICE_PACKAGES}.`));
+    });
+    child.on('close', () => {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+      // soffice.bin may outlive the wrapper script; never leave it running.
+      killGroup();
+      if (failure) reject(failure);
+      else resolve(output);
+    });
+  });
+}

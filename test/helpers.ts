@@ -1,0 +1,163 @@
+/**
+ * Test harness: the real service (same runtime as `flipbook serve`) listening
+ * on a free port, on a fresh database: an in-memory PGlite by default, or a
+ * scratch database on the PostgreSQL server of DATABASE_URL.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import pg from 'pg';
+import pino from 'pino';
+import type { FastifyPluginAsync } from 'fastify';
+import { loadConfig, type Env } from '../src/platform/config/env.ts';
+import type { DatabaseTarget } from '../src/platform/db/database.ts';
+import { startRuntime, type Runtime } from '../src/runtime.ts';
+
+export const usingPostgres = Boolean(process.env.DATABASE_URL);
+
+/** A scratch database on the PostgreSQL server, dropped by the returned function. */
+export async function scratchPostgres(): Promise<{ url: string; drop: () => Promise<void> }> {
+  const base = new URL(process.env.DATABASE_URL!);
+  const name = `flipbook_test_${process.pid}_${Math.random().toString(36).slice(2, 10)}`;
+  const admin = new pg.Client({ connectionString: base.toString() });
+  await admin.connect();
+  await admin.query(`create database ${name}`);
+  await admin.end();
+  const url = new URL(base.toString());
+  url.pathname = `/${name}`;
+  return {
+    url: url.toString(),
+    async drop() {
+      const client = new pg.Client({ connectionString: base.toString() });
+      await client.connect();
+      await client.query(`drop database if exists ${name} with (force)`);
+      await client.end();
+    },
+  };
+}
+
+export interface ApiResponse<T = any> {
+  status: number;
+  headers: Headers;
+  body: T;
+  text: string;
+}
+
+export interface RequestOptions {
+  key?: string | null;
+  body?: unknown;
+  headers?: Record<string, string>;
+  query?: Record<string, string | number | boolean>;
+}
+
+export interface TestService {
+  runtime: Runtime;
+  url: string;
+  dataDir: string;
+  request<T = any>(method: string, path: string, options?: RequestOptions): Promise<ApiResponse<T>>;
+  /** A workspace with a key (all scopes unless given). */
+  workspace(options?: { plan?: string; scopes?: string[]; name?: string }): Promise<{ id: number; key: string; keyId: number }>;
+  /** Another key for a workspace. */
+  key(workspaceId: number, scopes: string[], mode?: 'live' | 'test'): Promise<{ key: string; id: number }>;
+  stop(): Promise<void>;
+}
+
+export interface ServiceOptions {
+  env?: Partial<Env>;
+  worker?: boolean;
+  extraRoutes?: FastifyPluginAsync;
+  /** Keep the database on disk under dataDir (to restart on it). */
+  dataDir?: string;
+  database?: DatabaseTarget;
+  adminChannel?: boolean;
+}
+
+export async function startService(options: ServiceOptions = {}): Promise<TestService> {
+  const dataDir = options.dataDir ?? (await mkdtemp(path.join(os.tmpdir(), 'flipbook-test-')));
+  let dropDatabase: (() => Promise<void>) | null = null;
+  let database = options.database;
+  if (!database) {
+    if (usingPostgres) {
+      const scratch = await scratchPostgres();
+      dropDatabase = scratch.drop;
+      database = { kind: 'postgres', url: scratch.url, poolSize: 5 };
+    } else {
+      database = { kind: 'pglite', dataDir: options.dataDir ? path.join(dataDir, 'pglite') : 'memory' };
+    }
+  }
+  const config = loadConfig({}, {
+    DATA_DIR: dataDir,
+    HOST: '127.0.0.1',
+    PORT: 0,
+    LOG_LEVEL: 'silent',
+    BOOTSTRAP_WORKSPACE: false,
+    SHUTDOWN_TIMEOUT_MS: 3000,
+    ...options.env,
+  });
+  const runtime = await startRuntime(config, {
+    api: true,
+    worker: options.worker ?? true,
+    database,
+    logger: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }),
+    adminChannel: options.adminChannel ?? false,
+    extraRoutes: options.extraRoutes,
+  });
+  const url = runtime.url!;
+
+  const service: TestService = {
+    runtime,
+    url,
+    dataDir,
+    async request(method, route, opts = {}) {
+      const target = new URL(url + route);
+      for (const [k, v] of Object.entries(opts.query ?? {})) target.searchParams.set(k, String(v));
+      const headers: Record<string, string> = { ...opts.headers };
+      if (opts.key) headers.authorization = `Bearer ${opts.key}`;
+      let body: string | undefined;
+      if (opts.body !== undefined) {
+        body = typeof opts.body === 'string' ? opts.body : JSON.stringify(opts.body);
+        headers['content-type'] ??= 'application/json';
+      }
+      const response = await fetch(target, { method, headers, body });
+      const text = await response.text();
+      let parsed: unknown = text;
+      try {
+        parsed = JSON.parse(text);
+      } catch {
+        // not JSON: keep the text
+      }
+      return { status: response.status, headers: response.headers, body: parsed as never, text };
+    },
+    async workspace(o = {}) {
+      const ws = await runtime.services.workspaces.createWorkspace({ name: o.name ?? `Workspace ${Math.random().toString(36).slice(2, 8)}`, plan: o.plan ?? 'company' });
+      const key = await runtime.services.workspaces.createKey({ workspaceId: ws.id, scopes: o.scopes ?? ['*'] });
+      return { id: ws.id, key: key.key, keyId: key.id };
+    },
+    async key(workspaceId, scopes, mode = 'live') {
+      const key = await runtime.services.workspaces.createKey({ workspaceId, scopes, mode });
+      return { key: key.key, id: key.id };
+    },
+    async stop() {
+      await runtime.stop();
+      if (dropDatabase) await dropDatabase();
+      if (!options.dataDir) await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+  return service;
+}
+
+/** Polls `check` until it returns a truthy value or the time runs out. */
+export async function eventually<T>(check: () => Promise<T | null | undefined | false>, { timeoutMs = 20_000, intervalMs = 100 } = {}): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  while (Date.now() < deadline) {
+    try {
+      const value = await check();
+      if (value) return value;
+    } catch (error) {
+      last = error;
+    }
+    await new Promise((r) => setTimeout(r, intervalMs));
+  }
+  throw new Error(`Condition not met within ${timeoutMs} ms${last ? `: ${String(last)}` : ''}`);
+}

@@ -78,7 +78,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   await app.register(
     async (v1) => {
       await v1.register(healthRoutes, { ping: () => database.ping() });
-      await v1.register(meRoutes, { workspaces: services.workspaces, limits });
+      await v1.register(meRoutes, { limits });
       if (deps.extraRoutes) await v1.register(deps.extraRoutes);
     },
     { prefix: '/v1' },

@@ -87,6 +87,8 @@ export async function startRuntime(config: Readonly<Config>, options: RuntimeOpt
     const storage = createStorage(config);
     const queue = new JobQueue({ database, log: logger.child({ component: 'jobs' }), concurrency: config.WORKER_CONCURRENCY });
     const services = createServices({ database, storage, queue, config });
+    await services.workspaces.start();
+    cleanups.push(() => services.workspaces.stop());
     queue.register(createJobDefinitions({ database, services }));
     await queue.start({ work: options.worker });
     cleanups.push(() => queue.stop(config.SHUTDOWN_TIMEOUT_MS));

@@ -11,6 +11,6 @@ export interface Services {
 
 export function createServices(deps: { database: Database; storage: Storage; queue: JobQueue; config: Readonly<Config> }): Services {
   return {
-    workspaces: new WorkspacesService(deps.database.db),
+    workspaces: new WorkspacesService(deps.database),
   };
 }

@@ -4,7 +4,6 @@ import { FEATURES, featuresOf } from '../../platform/auth/plans.ts';
 import { SCOPES } from '../../platform/auth/scopes.ts';
 import { authOf } from '../../platform/http/route-config.ts';
 import type { RateLimits } from '../../platform/http/guard.ts';
-import type { WorkspacesService } from './workspaces.service.ts';
 
 const Me = Type.Object({
   workspace: Type.Object({ id: Type.Integer(), name: Type.String(), slug: Type.String(), can_rename: Type.Boolean() }),
@@ -32,7 +31,7 @@ const example = {
   rate_limits: { workspace_per_minute: 1000, endpoint_per_minute: 100 },
 };
 
-export const meRoutes: FastifyPluginAsyncTypebox<{ workspaces: WorkspacesService; limits: RateLimits }> = async (app, { workspaces, limits }) => {
+export const meRoutes: FastifyPluginAsyncTypebox<{ limits: RateLimits }> = async (app, { limits }) => {
   app.get('/me', {
     schema: {
       operationId: 'getMe',
@@ -44,10 +43,9 @@ export const meRoutes: FastifyPluginAsyncTypebox<{ workspaces: WorkspacesService
     config: {},
   }, async (request) => {
     const auth = authOf(request);
-    const workspace = await workspaces.getWorkspace(auth.workspaceId);
     return {
       data: {
-        workspace: { id: workspace.id, name: workspace.name, slug: workspace.slug, can_rename: workspace.canRename },
+        workspace: { id: auth.workspaceId, name: auth.workspace.name, slug: auth.workspace.slug, can_rename: auth.workspace.canRename },
         plan: { name: auth.plan, features: featuresOf(auth.plan) },
         auth: { method: auth.method, key_id: auth.keyId, key_prefix: auth.keyPrefix, mode: auth.mode, scopes: [...auth.scopes] },
         rate_limits: { workspace_per_minute: limits.workspacePerMinute, endpoint_per_minute: limits.endpointPerMinute },

@@ -6,13 +6,14 @@ import { and, asc, count, eq, isNull, sql } from 'drizzle-orm';
 import { displayPrefix, generateApiKey, keyMatches, parseApiKey, type KeyMode } from '../../platform/auth/api-keys.ts';
 import { isPlan, type Plan } from '../../platform/auth/plans.ts';
 import { isGrantableScope, type GrantedScope } from '../../platform/auth/scopes.ts';
-import type { Db } from '../../platform/db/database.ts';
+import type { Database, Db } from '../../platform/db/database.ts';
 import { ERRORS } from '../../platform/errors.ts';
 import { apiKeys, workspaces, type ApiKeyRow, type Workspace } from './workspaces.tables.ts';
 
 /** Who is calling: resolved once per request from the key (or, later, an OAuth token). */
 export interface AuthContext {
   workspaceId: number;
+  workspace: { name: string; slug: string; canRename: boolean };
   plan: Plan;
   keyId: number;
   /** Display prefix of the key, never enough to use it. */
@@ -80,14 +81,57 @@ export function slugify(name: string): string {
 }
 
 const LAST_USED_RESOLUTION_MS = 60_000;
+/** Safety net: even without a notification, a cached key is re-read this often. */
+const AUTH_CACHE_TTL_MS = 30_000;
+const AUTH_CHANGED_CHANNEL = 'flipbook_auth_changed';
+
+interface CachedAuth {
+  context: AuthContext;
+  secretHash: string;
+  expiresAt: number;
+}
 
 export class WorkspacesService {
   /** Key id → when last_used_at was last written, so a busy key costs one write a minute. */
   private readonly lastUsedWrites = new Map<number, number>();
   private readonly db: Db;
+  private readonly database: Database;
+  /**
+   * Authenticated keys by lookup id. Every process drops its cache when any
+   * process revokes or rotates a key or changes a plan (NOTIFY), so a revoked
+   * key answers 401 at once everywhere; while that channel is down nothing is cached.
+   */
+  private readonly authCache = new Map<string, CachedAuth>();
+  private cacheTrusted = false;
+  /** Bumped on every invalidation, so a lookup that raced one does not cache what it read. */
+  private cacheGeneration = 0;
+  private unlisten: (() => Promise<void>) | null = null;
 
-  constructor(db: Db) {
-    this.db = db;
+  constructor(database: Database) {
+    this.database = database;
+    this.db = database.db;
+  }
+
+  /** Subscribes to auth changes made by other processes; until then nothing is cached. */
+  async start(): Promise<void> {
+    this.unlisten = await this.database.listen(AUTH_CHANGED_CHANNEL, (_payload, healthy) => {
+      this.cacheGeneration++;
+      this.authCache.clear();
+      this.cacheTrusted = healthy;
+    });
+    this.cacheTrusted = true;
+  }
+
+  async stop(): Promise<void> {
+    this.cacheTrusted = false;
+    await this.unlisten?.();
+    this.unlisten = null;
+  }
+
+  private async authChanged(): Promise<void> {
+    this.cacheGeneration++;
+    this.authCache.clear();
+    await this.database.notify(AUTH_CHANGED_CHANNEL, 'changed');
   }
 
   async createWorkspace(input: { name: string; plan?: string; slug?: string }): Promise<WorkspaceSummary> {
@@ -126,6 +170,7 @@ export class WorkspacesService {
     if (!isPlan(plan)) throw ERRORS.validation({ plan: ['The plan must be one of free, pro, company.'] });
     const [row] = await this.db.update(workspaces).set({ plan, updatedAt: new Date() }).where(eq(workspaces.id, workspaceId)).returning();
     if (!row) throw ERRORS.notFound('Workspace');
+    await this.authChanged();
     return toWorkspaceSummary(row);
   }
 
@@ -169,12 +214,13 @@ export class WorkspacesService {
       .where(eq(apiKeys.id, keyId))
       .returning();
     if (!row) throw ERRORS.notFound('API key');
+    await this.authChanged();
     return toKeySummary(row);
   }
 
   /** A new key with the same workspace, scopes and mode; the old one is revoked in the same transaction. */
   async rotateKey(keyId: number): Promise<CreatedApiKey> {
-    return this.db.transaction(async (tx) => {
+    const created = await this.db.transaction(async (tx) => {
       const [old] = await tx.select().from(apiKeys).where(eq(apiKeys.id, keyId));
       if (!old) throw ERRORS.notFound('API key');
       if (old.revokedAt) throw ERRORS.conflict('This key is already revoked; create a new key instead.');
@@ -194,28 +240,43 @@ export class WorkspacesService {
         .returning();
       return { ...toKeySummary(row!), key: generated.plain };
     });
+    await this.authChanged();
+    return created;
   }
 
   /** The auth context of a presented key, or null when it is unknown, malformed or revoked. */
   async authenticate(presented: string): Promise<AuthContext | null> {
     const parsed = parseApiKey(presented);
     if (!parsed) return null;
+    const cached = this.authCache.get(parsed.lookupId);
+    if (cached && this.cacheTrusted && cached.expiresAt > Date.now()) {
+      if (!keyMatches(presented, cached.secretHash) || cached.context.mode !== parsed.mode) return null;
+      this.touchLastUsed(cached.context.keyId);
+      return cached.context;
+    }
+    const generation = this.cacheGeneration;
     const [row] = await this.db
-      .select({ key: apiKeys, plan: workspaces.plan })
+      .select({ key: apiKeys, workspace: workspaces })
       .from(apiKeys)
       .innerJoin(workspaces, eq(workspaces.id, apiKeys.workspaceId))
       .where(and(eq(apiKeys.lookupId, parsed.lookupId), isNull(apiKeys.revokedAt)));
     if (!row || !keyMatches(presented, row.key.secretHash) || row.key.mode !== parsed.mode) return null;
     this.touchLastUsed(row.key.id);
-    return {
+    const context: AuthContext = {
       workspaceId: row.key.workspaceId,
-      plan: (isPlan(row.plan) ? row.plan : 'free') as Plan,
+      workspace: { name: row.workspace.name, slug: row.workspace.slug, canRename: row.workspace.canRename },
+      plan: (isPlan(row.workspace.plan) ? row.workspace.plan : 'free') as Plan,
       keyId: row.key.id,
       keyPrefix: displayPrefix(row.key.mode, row.key.lookupId),
       scopes: row.key.scopes,
       mode: parsed.mode,
       method: 'api_key',
     };
+    if (this.cacheTrusted && generation === this.cacheGeneration) {
+      if (this.authCache.size > 10_000) this.authCache.clear();
+      this.authCache.set(parsed.lookupId, { context, secretHash: row.key.secretHash, expiresAt: Date.now() + AUTH_CACHE_TTL_MS });
+    }
+    return context;
   }
 
   private touchLastUsed(keyId: number): void {

@@ -37,6 +37,13 @@ export interface Database {
   url?: string;
   migrate(): Promise<void>;
   ping(): Promise<void>;
+  /**
+   * Subscribes to a NOTIFY channel, in every process on the database. The
+   * handler's second argument is false while the subscription is broken (a
+   * lost connection): listeners must then stop trusting what they cached.
+   */
+  listen(channel: string, handler: (payload: string, healthy: boolean) => void): Promise<() => Promise<void>>;
+  notify(channel: string, payload: string): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -67,6 +74,15 @@ async function openPglite(dataDir: string): Promise<Database> {
     },
     async ping() {
       await client.query('select 1');
+    },
+    async listen(channel, handler) {
+      const unsubscribe = await client.listen(channel, (payload) => handler(payload, true));
+      return async () => {
+        if (!client.closed) await unsubscribe();
+      };
+    },
+    async notify(channel, payload) {
+      await client.query('select pg_notify($1, $2)', [channel, payload]);
     },
     async close() {
       if (!client.closed) await client.close();
@@ -103,9 +119,39 @@ async function openPostgres(url: string, poolSize: number): Promise<Database> {
     async ping() {
       await pool.query('select 1');
     },
+    listen: (channel, handler) => listenPostgres(url, channel, handler),
+    async notify(channel, payload) {
+      await pool.query('select pg_notify($1, $2)', [channel, payload]);
+    },
     async close() {
       await pool.end();
     },
+  };
+}
+
+/** A dedicated connection for LISTEN, reconnected when it drops. */
+async function listenPostgres(url: string, channel: string, handler: (payload: string, healthy: boolean) => void): Promise<() => Promise<void>> {
+  let client: pg.Client | null = null;
+  let closed = false;
+  let retry: NodeJS.Timeout | null = null;
+  const connect = async (): Promise<void> => {
+    const next = new pg.Client({ connectionString: url, application_name: 'flipbook-listen' });
+    next.on('notification', (message) => handler(message.payload ?? '', true));
+    next.on('error', () => {
+      handler('', false);
+      next.end().catch(() => undefined);
+      if (!closed) retry = setTimeout(() => void connect().catch(() => handler('', false)), 1000);
+    });
+    await next.connect();
+    await next.query(`listen "${channel.replace(/"/g, '')}"`);
+    client = next;
+    handler('', true);
+  };
+  await connect();
+  return async () => {
+    closed = true;
+    if (retry) clearTimeout(retry);
+    await client?.end().catch(() => undefined);
   };
 }
 

@@ -1,0 +1,46 @@
+/**
+ * Benchmark peer: the real service (runtime as `flipbook serve`, API only) or a
+ * bare Fastify route returning the same JSON. Prints `{ url, key }` as one JSON
+ * line when ready.
+ */
+import Fastify from 'fastify';
+import { mkdtemp } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import pino from 'pino';
+import { loadConfig } from '../src/platform/config/env.ts';
+import { startRuntime } from '../src/runtime.ts';
+import { scratchPostgres } from '../test/helpers.ts';
+
+const mode = process.argv[2] ?? 'pglite';
+
+if (mode === 'bare') {
+  const body = process.argv[3] ?? '{}';
+  const app = Fastify({ logger: false });
+  app.get('/v1/me', async (_request, reply) => reply.type('application/json; charset=utf-8').send(body));
+  await app.listen({ host: '127.0.0.1', port: 0 });
+  const address = app.server.address() as { port: number };
+  process.stdout.write(`${JSON.stringify({ url: `http://127.0.0.1:${address.port}`, key: '' })}\n`);
+} else {
+  const dataDir = await mkdtemp(path.join(os.tmpdir(), 'flipbook-bench-'));
+  const scratch = mode === 'postgres' ? await scratchPostgres() : null;
+  const config = loadConfig({}, {
+    DATA_DIR: dataDir, HOST: '127.0.0.1', PORT: 0, LOG_LEVEL: 'silent', BOOTSTRAP_WORKSPACE: false,
+    RATE_LIMIT_WORKSPACE_PER_MINUTE: 100_000_000, RATE_LIMIT_ENDPOINT_PER_MINUTE: 100_000_000,
+  });
+  const runtime = await startRuntime(config, {
+    api: true,
+    worker: false,
+    database: scratch ? { kind: 'postgres', url: scratch.url, poolSize: 10 } : { kind: 'pglite', dataDir: path.join(dataDir, 'pglite') },
+    logger: pino({ level: 'silent' }),
+  });
+  const ws = await runtime.services.workspaces.createWorkspace({ name: 'Bench', plan: 'company' });
+  const key = await runtime.services.workspaces.createKey({ workspaceId: ws.id, scopes: ['*'] });
+  process.stdout.write(`${JSON.stringify({ url: runtime.url, key: key.key })}\n`);
+  const stop = async () => {
+    await runtime.stop();
+    await scratch?.drop();
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void stop());
+}

@@ -29,5 +29,11 @@ export function createAdminCommands(services: Services): AdminCommands {
     'keys.list': async (a) => workspaces.listKeys(a.workspace === undefined ? undefined : int(a.workspace)),
     'keys.revoke': async (a) => workspaces.revokeKey(int(a.id)),
     'keys.rotate': async (a) => workspaces.rotateKey(int(a.id)),
+    'books.set-billing-expiry': async (a) => {
+      const at = str(a.at);
+      const date = !at || at === 'none' ? null : new Date(at);
+      if (date && Number.isNaN(date.getTime())) throw new Error(`Expected an ISO 8601 date-time or "none", got ${JSON.stringify(at)}`);
+      return services.books.setBillingExpiry(str(a.book) ?? '', date);
+    },
   };
 }

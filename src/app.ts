@@ -20,6 +20,8 @@ import { registerOpenApi } from './platform/http/openapi.ts';
 import type { RateLimitStore } from './platform/http/rate-limit-store.ts';
 import { healthRoutes } from './modules/health/health.routes.ts';
 import { meRoutes } from './modules/workspaces/me.routes.ts';
+import { booksRoutes } from './modules/books/books.routes.ts';
+import { assetsRoutes } from './platform/storage/assets.routes.ts';
 import type { Services } from './services.ts';
 
 export interface AppDependencies {
@@ -79,10 +81,13 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     async (v1) => {
       await v1.register(healthRoutes, { ping: () => database.ping() });
       await v1.register(meRoutes, { limits });
+      await v1.register(booksRoutes, { books: services.books, uploads: services.uploads, uploadLimitBytes: config.UPLOAD_LIMIT_BYTES });
       if (deps.extraRoutes) await v1.register(deps.extraRoutes);
     },
     { prefix: '/v1' },
   );
+
+  await app.register(assetsRoutes, { storage: deps.storage });
 
   return app;
 }

@@ -89,7 +89,7 @@ export async function startRuntime(config: Readonly<Config>, options: RuntimeOpt
     const services = createServices({ database, storage, queue, config });
     await services.workspaces.start();
     cleanups.push(() => services.workspaces.stop());
-    queue.register(createJobDefinitions({ database, services }));
+    queue.register(createJobDefinitions({ database, storage, services, config }));
     await queue.start({ work: options.worker });
     cleanups.push(() => queue.stop(config.SHUTDOWN_TIMEOUT_MS));
 

@@ -4,6 +4,7 @@
  * scratch database on the PostgreSQL server of DATABASE_URL.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
@@ -14,6 +15,15 @@ import type { DatabaseTarget } from '../src/platform/db/database.ts';
 import { startRuntime, type Runtime } from '../src/runtime.ts';
 
 export const usingPostgres = Boolean(process.env.DATABASE_URL);
+
+/** A port nobody listens on now, so the public base URL can be known before the server starts. */
+export async function freePort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
 
 /** A scratch database on the PostgreSQL server, dropped by the returned function. */
 export async function scratchPostgres(): Promise<{ url: string; drop: () => Promise<void> }> {
@@ -85,10 +95,12 @@ export async function startService(options: ServiceOptions = {}): Promise<TestSe
       database = { kind: 'pglite', dataDir: options.dataDir ? path.join(dataDir, 'pglite') : 'memory' };
     }
   }
+  const port = await freePort();
   const config = loadConfig({}, {
     DATA_DIR: dataDir,
     HOST: '127.0.0.1',
-    PORT: 0,
+    PORT: port,
+    PUBLIC_BASE_URL: `http://127.0.0.1:${port}`,
     LOG_LEVEL: 'silent',
     BOOTSTRAP_WORKSPACE: false,
     SHUTDOWN_TIMEOUT_MS: 3000,
@@ -160,4 +172,28 @@ export async function eventually<T>(check: () => Promise<T | null | undefined | 
     await new Promise((r) => setTimeout(r, intervalMs));
   }
   throw new Error(`Condition not met within ${timeoutMs} ms${last ? `: ${String(last)}` : ''}`);
+}
+
+/** POSTs one file as multipart/form-data to /v1/books (fields first, then files[]). */
+export async function uploadFile(svc: TestService, key: string, file: Buffer, filename: string, fields: Record<string, string> = {}, headers: Record<string, string> = {}): Promise<ApiResponse> {
+  const form = new FormData();
+  for (const [name, value] of Object.entries(fields)) form.append(name, value);
+  form.append('files[]', new Blob([new Uint8Array(file)]), filename);
+  const response = await fetch(`${svc.url}/v1/books`, { method: 'POST', headers: { authorization: `Bearer ${key}`, ...headers }, body: form });
+  const text = await response.text();
+  let body: unknown = text;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    // keep text
+  }
+  return { status: response.status, headers: response.headers, body, text };
+}
+
+/** Polls a batch until it leaves queued/processing. */
+export async function waitForBatch(svc: TestService, key: string, batchId: string, timeoutMs = 120_000): Promise<any> {
+  return eventually(async () => {
+    const res = await svc.request('GET', `/v1/batches/${batchId}`, { key });
+    return ['completed', 'failed', 'cancelled'].includes(res.body?.data?.status) ? res.body.data : null;
+  }, { timeoutMs, intervalMs: 200 });
 }

@@ -158,6 +158,20 @@ keys
     output(o.json, key, () => printNewKey(key));
   });
 
+const booksCommand = program.command('books').description('Operator actions on books.');
+
+booksCommand
+  .command('set-billing-expiry')
+  .description("Set when a book's paid access ends (billing_expires_at; read-only through the API). The book stays published; after a grace period the reader shows an expired notice.")
+  .argument('<book>', "the book's random_id")
+  .argument('<at>', 'ISO 8601 date-time, or "none" to clear')
+  .option('--json', 'print JSON')
+  .action(async (book: string, at: string, o: { json?: boolean }) => {
+    const result = (await withAdmin((a) => a.run('books.set-billing-expiry', { book, at }))) as { random_id: string; billing_expires_at: string | null };
+    output(o.json, result, () => process.stdout.write(`Book ${result.random_id}: billing_expires_at = ${result.billing_expires_at ?? 'none'}.
+`));
+  });
+
 try {
   await program.parseAsync(process.argv);
 } catch (error) {

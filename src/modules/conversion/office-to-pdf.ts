@@ -114,6 +114,10 @@ function runSoffice(
   { timeoutMs, signal, home }: { timeoutMs: number; signal?: AbortSignal; home: string },
 ): Promise<string> {
   return new Promise((resolve, reject) => {
+    if (signal?.aborted) {
+      reject(abortedError(signal));
+      return;
+    }
     const child = spawn(command, args, {
       detached: true, // own process group, so soffice.bin dies with the wrapper
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -136,7 +140,8 @@ function runSoffice(
       }
     };
     const timer = setTimeout(() => {
-      failure = new ConversionError('timeout', `LibreOffice took longer than ${Math.round(timeoutMs / 1000)} s to convert this document and was stopped.`);
+      const limit = timeoutMs >= 1000 ? `${Math.round(timeoutMs / 1000)} s` : `${timeoutMs} ms`;
+      failure = new ConversionError('timeout', `LibreOffice took longer than ${limit} to convert this document and was stopped.`);
       killGroup();
     }, timeoutMs);
     const onAbort = () => {

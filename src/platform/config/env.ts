@@ -38,6 +38,9 @@ export const EnvSchema = Type.Object({
   S3_SECRET_ACCESS_KEY: Type.String({ default: '' }),
   S3_FORCE_PATH_STYLE: Type.Boolean({ default: false }),
   S3_PUBLIC_URL: Type.String({ default: '', description: 'Public base URL of the bucket (CDN). Empty: assets are served through the API.' }),
+  CONVERSION_THREADS: Type.Integer({ minimum: 0, maximum: 64, default: 0, description: 'Page render threads per conversion; 0 = one per core.' }),
+  OFFICE_TIMEOUT_MS: Type.Integer({ minimum: 1000, default: 120_000, description: 'Longest a LibreOffice conversion may run before it is killed and the upload fails.' }),
+  PAGE_WIDTHS: Type.String({ default: '320,1024,2048', description: 'Widths in px each page is rendered at (comma-separated).' }),
   WORKER_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 64, default: 2, description: 'Jobs one worker process runs at once.' }),
 });
 
@@ -52,6 +55,7 @@ export interface Config extends Env {
   storage: { kind: 'local'; root: string } | { kind: 's3'; bucket: string };
   rateLimitStore: 'memory' | 'postgres' | 'redis';
   corsOrigins: string[] | '*';
+  pageWidths: number[];
 }
 
 export class ConfigError extends Error {
@@ -96,6 +100,10 @@ export function loadConfig(source: Record<string, string | undefined> = process.
   if (env.PUBLIC_BASE_URL && !/^https?:\/\/[^/]+/.test(env.PUBLIC_BASE_URL)) {
     extra.push('PUBLIC_BASE_URL: must be an absolute http(s) URL');
   }
+  const pageWidths = env.PAGE_WIDTHS.split(',').map((w) => Number(w.trim()));
+  if (pageWidths.length === 0 || pageWidths.length > 6 || pageWidths.some((w) => !Number.isInteger(w) || w < 64 || w > 4096)) {
+    extra.push('PAGE_WIDTHS: 1 to 6 comma-separated integers from 64 to 4096');
+  }
   if (extra.length > 0) throw new ConfigError(`Invalid configuration:\n  - ${extra.join('\n  - ')}`);
 
   const dataDir = path.resolve(env.DATA_DIR);
@@ -107,6 +115,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     storage: env.S3_BUCKET ? { kind: 's3', bucket: env.S3_BUCKET } : { kind: 'local', root: path.join(dataDir, 'files') },
     // The embedded database admits one process, so in-process counters are exact there.
     rateLimitStore: env.REDIS_URL ? 'redis' : env.DATABASE_URL ? 'postgres' : 'memory',
+    pageWidths: [...new Set(pageWidths)].sort((a, b) => a - b),
     corsOrigins: env.CORS_ORIGINS.trim() === '*' ? '*' : env.CORS_ORIGINS.split(',').map((s) => s.trim()).filter(Boolean),
   };
   return Object.freeze(config);

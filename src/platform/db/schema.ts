@@ -1,3 +1,5 @@
 /** Every table of the service, for Drizzle and drizzle-kit. Each area owns its tables file. */
 export * from '../../modules/workspaces/workspaces.tables.ts';
 export * from '../http/http.tables.ts';
+export * from '../../modules/books/books.tables.ts';
+export * from '../../modules/events/events.tables.ts';

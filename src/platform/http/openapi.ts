@@ -94,6 +94,12 @@ export async function registerOpenApi(app: FastifyInstance, options: { publicBas
       },
       security: [{ bearerAuth: [] }, { apiKeyQuery: [] }],
     },
+    // Multipart bodies are streamed by their handlers, so they are shown here rather than validated by Fastify.
+    transform({ schema, url, route }) {
+      const multipartBody = (route.config as { multipartBody?: unknown } | undefined)?.multipartBody;
+      if (!multipartBody) return { schema, url };
+      return { schema: { ...schema, consumes: ['multipart/form-data'], body: multipartBody } as typeof schema, url };
+    },
     refResolver: {
       buildLocalReference(json, _baseUri, _fragment, i) {
         return typeof json.$id === 'string' ? json.$id : `def-${i}`;

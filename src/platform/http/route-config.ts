@@ -3,6 +3,7 @@
  * feature it needs, and whether it is public. The guard, the idempotency
  * layer and the OpenAPI document all read these.
  */
+import type { TSchema } from 'typebox';
 import type { Feature } from '../auth/plans.ts';
 import type { Scope } from '../auth/scopes.ts';
 import type { AuthContext } from '../../modules/workspaces/workspaces.service.ts';
@@ -16,6 +17,8 @@ export interface RouteGuardConfig {
   public?: boolean;
   /** Exempt from rate limits (health checks by load balancers). */
   unlimited?: boolean;
+  /** The multipart/form-data body, for the OpenAPI document (the handler streams and checks the parts itself). */
+  multipartBody?: TSchema;
 }
 
 declare module 'fastify' {

@@ -58,7 +58,8 @@ export class LocalStorage implements Storage {
   async deletePrefix(prefix: string): Promise<number> {
     const keys = await this.list(prefix);
     const directory = this.pathOf(prefix.replace(/\/+$/, ''));
-    if (prefix.endsWith('/')) await rm(directory, { recursive: true, force: true });
+    // A writer may add a file while the tree is removed (ENOTEMPTY): rm retries.
+    if (prefix.endsWith('/')) await rm(directory, { recursive: true, force: true, maxRetries: 10, retryDelay: 20 });
     else await Promise.all(keys.map((k) => this.delete(k)));
     return keys.length;
   }

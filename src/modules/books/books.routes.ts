@@ -1,0 +1,154 @@
+/** Books and upload batches: spec part 4, "Books" and "Batches", plus GET /books/{book}/pages. */
+import multipart from '@fastify/multipart';
+import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
+import { rm } from 'node:fs/promises';
+import { Type } from 'typebox';
+import { Value } from 'typebox/value';
+import { ERRORS } from '../../platform/errors.ts';
+import { validationDetails } from '../../platform/http/error-handler.ts';
+import { authOf } from '../../platform/http/route-config.ts';
+import { CursorMeta, Message, cursorQuery } from '../../platform/http/schemas.ts';
+import type { BooksService } from './books.service.ts';
+import { Book, BookParams, ListBooksQuery, Page, UpdateBookBody, UploadBatch, UploadBody, UploadFields, exampleBook } from './books.schemas.ts';
+import type { UploadsService, UploadInput } from './uploads.service.ts';
+
+const BookRef = Type.Ref('Book');
+const BatchRef = Type.Ref('UploadBatch');
+const BatchParams = Type.Object({ batchId: Type.String({ minLength: 1, maxLength: 64 }) });
+
+export const booksRoutes: FastifyPluginAsyncTypebox<{ books: BooksService; uploads: UploadsService; uploadLimitBytes: number }> = async (app, { books, uploads, uploadLimitBytes }) => {
+  app.addSchema(Book);
+  app.addSchema(UploadBatch);
+  await app.register(multipart, { limits: { fileSize: uploadLimitBytes, files: 1, fields: 20, fieldSize: 4096, parts: 25 } });
+
+  app.get('/books', {
+    schema: {
+      operationId: 'listBooks', tags: ['Books'], summary: 'List books',
+      description: 'Newest first unless `sort` says otherwise. Cursor-paginated.',
+      querystring: ListBooksQuery,
+      response: { 200: Type.Object({ data: Type.Array(BookRef), meta: CursorMeta }, { examples: [{ data: [exampleBook], meta: { next_cursor: null, has_more: false } }] }) },
+    },
+    config: { scope: 'books:read' },
+  }, async (request) => {
+    const q = request.query;
+    return books.list(authOf(request), { status: q['filter[status]'], name: q['filter[name]'], sort: q.sort, cursor: q.cursor, limit: q.limit ?? 25 });
+  });
+
+  app.post('/books', {
+    schema: {
+      operationId: 'uploadBook', tags: ['Books'], summary: 'Upload a document to convert into a book',
+      description:
+        'multipart/form-data with one file in `files[]`. The type is read from the content; anything else than the accepted types answers 422. ' +
+        'Answers 202 with the upload batch (`batch_id` and `id` are the same); poll GET /batches/{batchId} until `status` is `completed` or `failed`. ' +
+        'Too large a file answers 413 (limit: UPLOAD_LIMIT_BYTES, 200 MB by default).',
+      response: { 202: Type.Object({ data: Type.Intersect([Type.Object({ batch_id: Type.String() }), BatchRef]) }) },
+    },
+    config: { scope: 'books:write', multipartBody: UploadBody },
+  }, async (request, reply) => {
+    if (!request.isMultipart()) throw ERRORS.unsupportedMediaType('Upload the document as multipart/form-data with the file in the files[] field.');
+    const fields: Record<string, string> = {};
+    let received: { path: string; filename: string } | null = null;
+    try {
+      for await (const part of request.parts()) {
+        if (part.type === 'file') {
+          if (part.fieldname !== 'files[]' && part.fieldname !== 'files') {
+            part.file.resume();
+            throw ERRORS.validation({ [part.fieldname]: ['Send the document in the files[] field.'] });
+          }
+          if (received) throw ERRORS.validation({ files: ['One file per request.'] });
+          received = { path: await uploads.receive(part.file), filename: part.filename || 'document' };
+        } else {
+          fields[part.fieldname] = String(part.value);
+        }
+      }
+      if (!received) throw ERRORS.validation({ files: ['The files[] field is required: attach one document.'] });
+      const batch = await uploads.upload(authOf(request), { filePath: received.path, filename: received.filename, ...parseFields(fields) });
+      reply.code(202).header('location', `/v1/batches/${batch.id}`);
+      return { data: { batch_id: batch.id, ...batch } };
+    } finally {
+      if (received) await rm(received.path, { force: true });
+    }
+  });
+  app.get('/books/:book', {
+    schema: { operationId: 'getBook', tags: ['Books'], summary: 'Get a book', params: BookParams, response: { 200: Type.Object({ data: BookRef }, { examples: [{ data: exampleBook }] }) } },
+    config: { scope: 'books:read' },
+  }, async (request) => ({ data: await books.get(authOf(request), request.params.book) }));
+
+  app.put('/books/:book', {
+    schema: {
+      operationId: 'updateBook', tags: ['Books'], summary: 'Update a book',
+      description: '`status` is required. `eod_enabled` and `domains_enabled` are read-only and ignored. Changes fire `flipbook.updated`.',
+      params: BookParams, body: UpdateBookBody, response: { 200: Type.Object({ data: BookRef }) },
+    },
+    config: { scope: 'books:write' },
+  }, async (request) => ({ data: await books.update(authOf(request), request.params.book, request.body) }));
+
+  app.delete('/books/:book', {
+    schema: {
+      operationId: 'deleteBook', tags: ['Books'], summary: 'Delete a book and its files',
+      description: 'Permanent: removes the book, its pages and every generated file. A conversion in flight stops.',
+      params: BookParams, response: { 200: Type.Object({ data: Message, meta: Type.Object({}) }) },
+    },
+    config: { scope: 'books:write' },
+  }, async (request) => {
+    await books.delete(authOf(request), request.params.book);
+    return { data: { message: 'The book and its files were deleted.' }, meta: {} };
+  });
+
+  app.get('/books/:book/pages', {
+    schema: {
+      operationId: 'listBookPages', tags: ['Books'], summary: "A book's pages: images, text and links",
+      description: 'Beyond the spec: what the reader shows, for API users. In page order, cursor-paginated.',
+      params: BookParams, querystring: Type.Object(cursorQuery(200, 50)),
+      response: { 200: Type.Object({ data: Type.Array(Page), meta: CursorMeta }) },
+    },
+    config: { scope: 'books:read' },
+  }, async (request) => books.pages(authOf(request), request.params.book, { cursor: request.query.cursor, limit: request.query.limit ?? 50 }));
+
+  app.get('/batches/:batchId', {
+    schema: { operationId: 'getBatch', tags: ['Batches'], summary: 'Get an upload batch', params: BatchParams, response: { 200: Type.Object({ data: BatchRef }) } },
+    config: { scope: 'books:read' },
+  }, async (request) => ({ data: await uploads.getBatch(authOf(request), request.params.batchId) }));
+
+  app.delete('/batches/:batchId', {
+    schema: {
+      operationId: 'cancelBatch', tags: ['Batches'], summary: 'Cancel an upload still converting',
+      description: 'Rendering stops, the unfinished book and its files are removed, and the batch becomes `cancelled`. A finished batch answers 409.',
+      params: BatchParams, response: { 200: Type.Object({ data: BatchRef }) },
+    },
+    config: { scope: 'books:write' },
+  }, async (request) => ({ data: await uploads.cancel(authOf(request), request.params.batchId) }));
+
+  app.get('/books/uploads/status/active', {
+    schema: {
+      operationId: 'listActiveUploads', tags: ['Batches'], summary: 'Upload batches still converting',
+      description: 'Batches `queued` or `processing`, newest first (at most 200).',
+      response: { 200: Type.Object({ data: Type.Array(BatchRef) }) },
+    },
+    config: { scope: 'books:read' },
+  }, async (request) => ({ data: await uploads.activeBatches(authOf(request)) }));
+
+  app.get('/books/uploads/:batchId/status', {
+    schema: {
+      operationId: 'getUploadStatus', tags: ['Batches'], summary: 'Conversion progress of one upload',
+      description: 'The same record as GET /batches/{batchId}.',
+      params: BatchParams, response: { 200: Type.Object({ data: BatchRef }) },
+    },
+    config: { scope: 'books:read' },
+  }, async (request) => ({ data: await uploads.getBatch(authOf(request), request.params.batchId) }));
+};
+
+/** Multipart fields are strings; they are checked against the same schema the document shows. */
+function parseFields(fields: Record<string, string>): Omit<UploadInput, 'filePath' | 'filename'> {
+  const converted = Value.Convert(UploadFields, fields) as Record<string, unknown>;
+  if (!Value.Check(UploadFields, converted)) {
+    const errors = [...Value.Errors(UploadFields, converted)].map((e) => ({ instancePath: e.instancePath, keyword: e.keyword, message: e.message, params: e.params as Record<string, unknown> }));
+    throw ERRORS.validation(validationDetails(errors));
+  }
+  return {
+    originalFilename: converted.original_filename as string | undefined,
+    status: converted.status as 'draft' | 'publish' | undefined,
+    autoLinksEnabled: converted.auto_links_enabled as boolean | undefined,
+    password: converted.password as string | undefined,
+  };
+}

@@ -1,0 +1,177 @@
+/** Request and response shapes of the books and batches operations (spec parts 2 and 4). */
+import { Type } from 'typebox';
+import { DateTime, Nullable } from '../../platform/http/schemas.ts';
+import { ANIMATIONS } from './books.settings.ts';
+import { BOOK_SORTS } from './books.service.ts';
+
+const Animation = Type.Union(ANIMATIONS.map((a) => Type.Literal(a)), { description: `One of ${ANIMATIONS.join(', ')}.` });
+const literalUnion = (values: readonly string[], description?: string) =>
+  Type.Union(values.map((v) => Type.Literal(v)), description ? { description } : {});
+
+export const BookSettings = Type.Object({
+  background: Nullable(Type.String()),
+  downloadable: Type.Boolean(),
+  made_with_badge_enabled: Type.Boolean({ description: 'Effective value: always true on plans that cannot remove the badge (free).' }),
+  fullscreen_enabled: Type.Boolean(),
+  open_fullscreen_by_default: Type.Boolean(),
+  sound_enabled: Type.Boolean(),
+  copyright_enabled: Type.Boolean(),
+  share_social_media: Type.Boolean(),
+  privacy: Nullable(Type.String()),
+  image_display: Nullable(Type.String()),
+  animation_type: Type.String(),
+  mobile_animation_type: Nullable(Type.String()),
+  watermark: Nullable(Type.String()),
+  eod_enabled: Type.Boolean({ description: 'Read-only: true while the book has a subscriber access list.' }),
+  domains_enabled: Type.Boolean({ description: 'Read-only: true while the book has an embed-domain list.' }),
+  accessibility_enabled: Type.Boolean(),
+  auto_links_enabled: Type.Boolean(),
+  magic_link_message: Nullable(Type.String()),
+  magic_link_error_message: Nullable(Type.String()),
+  has_pdf_password: Type.Boolean({ description: 'Whether a download password is set; the password is never returned.' }),
+});
+
+export const Book = Type.Object(
+  {
+    random_id: Type.String({ description: 'The only public identifier of a book (22 URL-safe characters).' }),
+    batch_id: Nullable(Type.String()),
+    external_catalog_id: Nullable(Type.Integer()),
+    name: Type.String(),
+    description: Nullable(Type.String()),
+    status: Nullable(Type.String({ description: '`draft`, `publish` or `schedule`, as a reader sees it now: a book past its `expires_at` reads `draft`; a scheduled book whose `published_date` has come reads `publish`.' })),
+    page_images_status: Type.String({ description: '`processing` while pages render, then `ready` or `failed`.' }),
+    page_count: Type.Integer(),
+    preview_url: Nullable(Type.String({ description: 'The public reader.' })),
+    thumbnail_url: Nullable(Type.String({ description: 'The cover (page 1, 320 px wide); null until page 1 is rendered.' })),
+    embed_code: Nullable(Type.String({ description: 'A responsive, lazily loaded iframe snippet.' })),
+    published_date: Nullable(Type.String()),
+    expires_at: Nullable(Type.String()),
+    billing_expires_at: Nullable(Type.String()),
+    created_at: Nullable(DateTime),
+    updated_at: Nullable(DateTime),
+    settings: BookSettings,
+  },
+  { $id: 'Book', title: 'Book' },
+);
+
+export const exampleBook = {
+  random_id: 'q0bS0fGx2t9M1cFqR7xN2A',
+  batch_id: 'bat_8kq2JmWl0b6vXJ1s',
+  external_catalog_id: null,
+  name: 'Spring catalogue 2026',
+  description: null,
+  status: 'publish',
+  page_images_status: 'ready',
+  page_count: 24,
+  preview_url: 'https://books.example.com/read/q0bS0fGx2t9M1cFqR7xN2A',
+  thumbnail_url: 'https://books.example.com/assets/books/q0bS0fGx2t9M1cFqR7xN2A/Zt81kQ/p1-w320.webp',
+  embed_code: '<div style="position:relative;width:100%;aspect-ratio:1.4142;max-height:100vh"><iframe src="https://books.example.com/read/q0bS0fGx2t9M1cFqR7xN2A" title="Spring catalogue 2026" loading="lazy" allow="fullscreen" allowfullscreen style="position:absolute;inset:0;width:100%;height:100%;border:0"></iframe></div>',
+  published_date: '2026-03-01T09:00:00.000Z',
+  expires_at: null,
+  billing_expires_at: null,
+  created_at: '2026-02-27T16:20:00.000Z',
+  updated_at: '2026-03-01T09:00:00.000Z',
+  settings: {
+    background: null, downloadable: true, made_with_badge_enabled: false, fullscreen_enabled: true, open_fullscreen_by_default: false,
+    sound_enabled: false, copyright_enabled: false, share_social_media: true, privacy: null, image_display: null, animation_type: 'flip',
+    mobile_animation_type: null, watermark: null, eod_enabled: false, domains_enabled: false, accessibility_enabled: true,
+    auto_links_enabled: true, magic_link_message: null, magic_link_error_message: null, has_pdf_password: false,
+  },
+};
+
+export const BookParams = Type.Object({ book: Type.String({ minLength: 1, maxLength: 64, description: "The book's random_id." }) });
+
+export const ListBooksQuery = Type.Object({
+  'filter[status]': Type.Optional(literalUnion(['publish', 'draft', 'schedule'])),
+  'filter[name]': Type.Optional(Type.String({ maxLength: 255, description: 'Case-insensitive substring of the name.' })),
+  sort: Type.Optional(literalUnion(BOOK_SORTS, 'Default `-created_at` (newest first); ties are ordered by creation.')),
+  cursor: Type.Optional(Type.String({ maxLength: 512 })),
+  limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 200, default: 25, description: 'Page size, 1-200; default 25.' })),
+});
+
+export const UpdateBookBody = Type.Object({
+  status: literalUnion(['draft', 'schedule', 'publish'], '`publish` makes the book public now (published_date defaults to now); `schedule` needs a future `published_date` and publishes then; `draft` unpublishes.'),
+  title: Type.Optional(Type.String({ minLength: 1, maxLength: 255 })),
+  slug: Type.Optional(Type.String({ maxLength: 255 })),
+  description: Type.Optional(Type.String({ maxLength: 50000 })),
+  background: Type.Optional(Type.String({ maxLength: 2048 })),
+  watermark: Type.Optional(Type.String({ maxLength: 2048 })),
+  pdf_password: Type.Optional(Type.String({ maxLength: 255, description: 'Protects downloads; an empty string removes it. Never returned.' })),
+  pdf_privacy_status: Type.Optional(Type.String({ maxLength: 50 })),
+  magic_link_message: Type.Optional(Type.String({ maxLength: 1000 })),
+  magic_link_error_message: Type.Optional(Type.String({ maxLength: 1000 })),
+  expires_at: Type.Optional(Type.String({ format: 'date-time', description: 'When the book is hard-unpublished (it stops being public at that instant).' })),
+  published_date: Type.Optional(Type.String({ format: 'date-time' })),
+  animation_type: Type.Optional(Animation),
+  mobile_animation_type: Type.Optional(Animation),
+  image_display: Type.Optional(literalUnion(['repeat', 'center/cover'])),
+  accessibility_enabled: Type.Optional(Type.Boolean()),
+  allow_fullscreen: Type.Optional(Type.Boolean()),
+  auto_links_enabled: Type.Optional(Type.Boolean()),
+  copyright_enabled: Type.Optional(Type.Boolean()),
+  downloadable_pdf: Type.Optional(Type.Boolean()),
+  flip_sound: Type.Optional(Type.Boolean()),
+  made_with_badge_enabled: Type.Optional(Type.Boolean({ description: 'Only plans with remove_made_with_badge can turn the badge off; on others the effective value stays true.' })),
+  open_fullscreen_by_default: Type.Optional(Type.Boolean()),
+  share_social_media: Type.Optional(Type.Boolean()),
+  domain_lists: Type.Optional(Type.Array(Type.String({ maxLength: 255 }), { maxItems: 500, description: 'Accepted for compatibility and ignored: manage embed domains with /books/{book}/embed-domains.' })),
+  eod_lists: Type.Optional(Type.Array(Type.String({ maxLength: 255 }), { maxItems: 500, description: 'Accepted for compatibility and ignored: manage the access list with /subscribers.' })),
+  eod_enabled: Type.Optional(Type.Unknown({ description: 'Read-only; ignored.' })),
+  domains_enabled: Type.Optional(Type.Unknown({ description: 'Read-only; ignored.' })),
+});
+
+export const BatchStatus = literalUnion(
+  ['queued', 'processing', 'completed', 'failed', 'cancelled'],
+  '`queued` → `processing` → `completed` | `failed`; `cancelled` when DELETE /batches/{batchId} stops it (or its book is deleted) while in flight.',
+);
+
+export const UploadBatch = Type.Object(
+  {
+    id: Type.String(),
+    status: BatchStatus,
+    progress: Type.Object({
+      total: Type.Integer({ description: 'Pages of the document (0 until it is opened).' }),
+      completed: Type.Integer({ description: 'Pages rendered.' }),
+      pending: Type.Integer({ description: 'Pages still to render.' }),
+      failed: Type.Integer({ description: 'Pages that could not be rendered (shown blank).' }),
+    }),
+    books: Type.Array(Type.Ref('Book'), { description: 'The book the upload produces, from the start; its page_images_status and page_count follow the conversion.' }),
+    error: Nullable(Type.Object({ code: Type.String(), message: Type.String({ description: 'Written for the person who uploaded the file.' }) })),
+    original_filename: Nullable(Type.String()),
+    source_format: Nullable(Type.String({ description: 'What the bytes are: pdf, docx, doc, odt, xlsx, xls, ods, pptx, ppt, odp, jpeg or png.' })),
+    created_at: DateTime,
+    finished_at: Nullable(DateTime),
+  },
+  { $id: 'UploadBatch', title: 'UploadBatch' },
+);
+
+export const UploadFields = Type.Object({
+  original_filename: Type.Optional(Type.String({ maxLength: 255 })),
+  status: Type.Optional(literalUnion(['draft', 'publish'])),
+  auto_links_enabled: Type.Optional(Type.Boolean()),
+  password: Type.Optional(Type.String({ maxLength: 255, description: 'Beyond the spec: the password that opens an encrypted PDF. Used for conversion only.' })),
+});
+
+export const UploadBody = Type.Object({
+  'files[]': Type.String({ format: 'binary', description: 'The document: PDF, DOCX, DOC, ODT, XLSX, XLS, ODS, PPTX, PPT, ODP, JPG or PNG, detected from its content. One file per request.' }),
+  ...UploadFields.properties,
+});
+
+export const Page = Type.Object({
+  number: Type.Integer(),
+  width: Type.Number({ description: 'Page width in PDF points (1/72 in), after rotation.' }),
+  height: Type.Number(),
+  images: Type.Array(Type.Object({ width: Type.Integer(), height: Type.Integer(), url: Type.String() }), { description: 'The page at each width (320, 1024, 2048 px), smallest first. Immutable URLs.' }),
+  text: Type.Array(Type.Object({ text: Type.String(), x: Type.Number(), y: Type.Number(), width: Type.Number(), height: Type.Number() }), {
+    description: 'Text runs with their box as fractions (0-1) of the page, origin top-left.',
+  }),
+  links: Type.Array(
+    Type.Object({
+      x: Type.Number(), y: Type.Number(), width: Type.Number(), height: Type.Number(),
+      url: Type.Optional(Type.String()),
+      page: Type.Optional(Type.Integer()),
+      source: Type.String({ description: '`annotation` (a link in the document) or `text` (a URL or address found in the text, when auto_links_enabled).' }),
+    }),
+  ),
+  error: Nullable(Type.String({ description: 'Why the page is blank, when it could not be rendered.' })),
+});

@@ -1,0 +1,269 @@
+/**
+ * Books of a workspace: list, read, update, delete, and their pages. Every
+ * query is confined to the caller's workspace; another workspace's book is
+ * "not found" exactly like a missing one.
+ */
+import { and, asc, eq, gt, ilike, inArray, sql, type SQL } from 'drizzle-orm';
+import type { Config } from '../../platform/config/env.ts';
+import type { Db, DbOrTx } from '../../platform/db/database.ts';
+import { ERRORS } from '../../platform/errors.ts';
+import type { JobQueue } from '../../platform/jobs/queue.ts';
+import { afterCursor, decodeCursor, orderOf, toPage, type KeysetSort } from '../../platform/http/pagination.ts';
+import type { Storage } from '../../platform/storage/storage.ts';
+import { recordEvent } from '../events/events.service.ts';
+import { DEFAULT_SETTINGS, SETTING_FIELDS, settingsRevision, toBookRecord, type AccessListState, type BookRecord, type BookUrls } from './books.settings.ts';
+import { bookPages, books, uploadBatches, type BookRow, type StoredBookSettings } from './books.tables.ts';
+
+export interface Caller {
+  workspaceId: number;
+  plan: string;
+}
+
+export const BOOK_SORTS = ['name', '-name', 'created_at', '-created_at', 'updated_at', '-updated_at', 'status', '-status'] as const;
+export type BookSort = (typeof BOOK_SORTS)[number];
+
+const SORT_KEYS: Record<string, Omit<KeysetSort, 'name' | 'direction' | 'id'>> = {
+  name: { key: sql`lower(${books.name})`, cast: 'text', valueOf: (r) => String(r.name).toLowerCase() },
+  created_at: { key: books.createdAt, cast: 'timestamptz', valueOf: (r) => (r.createdAt as Date).toISOString() },
+  updated_at: { key: books.updatedAt, cast: 'timestamptz', valueOf: (r) => (r.updatedAt as Date).toISOString() },
+  status: { key: sql`coalesce(${books.status}, '')`, cast: 'text', valueOf: (r) => (r.status as string | null) ?? '' },
+};
+
+function sortOf(sort: BookSort): KeysetSort {
+  const field = sort.replace(/^-/, '');
+  return { name: sort, direction: sort.startsWith('-') ? 'desc' : 'asc', id: books.id, ...SORT_KEYS[field]! };
+}
+
+export interface ListBooksQuery {
+  status?: string;
+  name?: string;
+  sort?: BookSort;
+  cursor?: string;
+  limit: number;
+}
+
+export interface UpdateBookInput {
+  status: 'draft' | 'schedule' | 'publish';
+  title?: string;
+  slug?: string;
+  description?: string;
+  pdf_password?: string;
+  expires_at?: string;
+  published_date?: string;
+  [setting: string]: unknown;
+}
+
+/** The storage key of a page image. Renditions get a new id per conversion, so keys never change meaning. */
+export function pageImageKey(randomId: string, renditionId: string, page: number, width: number, format: string): string {
+  return `books/${randomId}/${renditionId}/p${page}-w${width}.${format}`;
+}
+
+export function bookPrefix(randomId: string): string {
+  return `books/${randomId}/`;
+}
+
+export class BooksService {
+  private readonly db: Db;
+  private readonly storage: Storage;
+  private readonly queue: JobQueue;
+  readonly urls: BookUrls;
+
+  constructor(deps: { db: Db; storage: Storage; queue: JobQueue; config: Readonly<Config> }) {
+    this.db = deps.db;
+    this.storage = deps.storage;
+    this.queue = deps.queue;
+    const base = deps.config.publicBaseUrl;
+    this.urls = {
+      previewUrl: (randomId) => `${base}/read/${randomId}`,
+      assetUrl: (key) => deps.storage.directUrl(key) ?? `${base}/assets/${key}`,
+    };
+  }
+
+  /** Access-list state of books; the lists arrive with the access area, until then none is in force. */
+  protected async accessState(bookIds: number[]): Promise<Map<number, AccessListState>> {
+    return new Map(bookIds.map((id) => [id, { eodEnabled: false, domainsEnabled: false }]));
+  }
+
+  private async coverKeys(bookRows: BookRow[]): Promise<Map<number, string>> {
+    const ready = bookRows.filter((b) => b.renditionId);
+    if (ready.length === 0) return new Map();
+    const covers = await this.db
+      .select({ bookId: bookPages.bookId, images: bookPages.images })
+      .from(bookPages)
+      .where(and(inArray(bookPages.bookId, ready.map((b) => b.id)), eq(bookPages.number, 1)));
+    return new Map(covers.map((c) => [c.bookId, c.images[0]?.key]).filter((e): e is [number, string] => Boolean(e[1])));
+  }
+
+  async toRecords(caller: Caller, rows: BookRow[]): Promise<BookRecord[]> {
+    const [access, covers] = await Promise.all([this.accessState(rows.map((r) => r.id)), this.coverKeys(rows)]);
+    return rows.map((row) =>
+      toBookRecord(row, { plan: caller.plan, urls: this.urls, access: access.get(row.id)!, coverKey: covers.get(row.id) ?? null }),
+    );
+  }
+
+  async findRow(caller: Caller, randomId: string, db: DbOrTx = this.db): Promise<BookRow> {
+    const [row] = await db.select().from(books).where(and(eq(books.workspaceId, caller.workspaceId), eq(books.randomId, randomId)));
+    if (!row) throw ERRORS.notFound('Book');
+    return row;
+  }
+
+  async get(caller: Caller, randomId: string): Promise<BookRecord> {
+    const [record] = await this.toRecords(caller, [await this.findRow(caller, randomId)]);
+    return record!;
+  }
+
+  async list(caller: Caller, query: ListBooksQuery): Promise<{ data: BookRecord[]; meta: { next_cursor: string | null; has_more: boolean } }> {
+    const sort = sortOf(query.sort ?? '-created_at');
+    const conditions: (SQL | undefined)[] = [eq(books.workspaceId, caller.workspaceId), afterCursor(sort, decodeCursor(sort, query.cursor))];
+    if (query.status) conditions.push(statusCondition(query.status));
+    if (query.name) conditions.push(ilike(books.name, `%${query.name.replace(/[\\%_]/g, (c) => `\\${c}`)}%`));
+    const rows = await this.db.select().from(books).where(and(...conditions)).orderBy(...orderOf(sort)).limit(query.limit + 1);
+    const page = toPage(sort, rows, query.limit, (r) => r.id);
+    return { data: await this.toRecords(caller, page.rows), meta: page.meta };
+  }
+
+  async update(caller: Caller, randomId: string, input: UpdateBookInput): Promise<BookRecord> {
+    const now = new Date();
+    const row = await this.db.transaction(async (tx) => {
+      const current = await this.findRow(caller, randomId, tx);
+      const changes: Partial<typeof books.$inferInsert> = { updatedAt: now };
+      const settings: StoredBookSettings = { ...DEFAULT_SETTINGS, ...current.settings };
+      for (const [field, setting] of Object.entries(SETTING_FIELDS)) {
+        if (input[field] !== undefined) (settings as unknown as Record<string, unknown>)[setting] = input[field];
+      }
+      changes.settings = settings;
+      if (input.title !== undefined) changes.name = input.title;
+      if (input.slug !== undefined) changes.slug = input.slug;
+      if (input.description !== undefined) changes.description = input.description;
+      // An empty string clears the password.
+      if (input.pdf_password !== undefined) changes.pdfPassword = input.pdf_password === '' ? null : input.pdf_password;
+      if (input.expires_at !== undefined) changes.expiresAt = new Date(input.expires_at);
+      if (input.published_date !== undefined) changes.publishedDate = new Date(input.published_date);
+
+      const expiresAt = changes.expiresAt ?? current.expiresAt;
+      const publishedDate = changes.publishedDate ?? current.publishedDate;
+      if (input.status !== 'draft' && expiresAt && expiresAt <= now) {
+        throw ERRORS.validation({ expires_at: ['The expiry has passed: set a later expires_at to publish or schedule this book.'] });
+      }
+      if (input.status === 'schedule') {
+        if (!publishedDate || publishedDate <= now) {
+          throw ERRORS.validation({ published_date: ['Scheduling needs a published_date in the future.'] });
+        }
+      }
+      if (input.status === 'publish' && current.status !== 'publish') {
+        changes.publishedDate = input.published_date ? new Date(input.published_date) : now;
+      }
+      changes.status = input.status;
+      if (expiresAt && expiresAt > now) changes.unpublishedAt = null;
+      const next = { ...current, ...changes } as BookRow;
+      changes.settingsRevision = settingsRevision(next);
+
+      const [updated] = await tx.update(books).set(changes).where(eq(books.id, current.id)).returning();
+      if (updated!.status === 'schedule') {
+        await this.queue.send('books.publish-scheduled', { bookId: updated!.id }, { tx, startAfter: updated!.publishedDate! });
+      }
+      if (updated!.expiresAt && updated!.expiresAt > now && updated!.status !== 'draft') {
+        await this.queue.send('books.expire', { bookId: updated!.id }, { tx, startAfter: updated!.expiresAt });
+      }
+      await recordEvent(tx, caller.workspaceId, 'flipbook.updated', { book_id: updated!.randomId, fields: Object.keys(input) });
+      return updated!;
+    });
+    const [record] = await this.toRecords(caller, [row]);
+    return record!;
+  }
+
+  /** Removes the book, its pages and every file generated for it; running conversion stops. */
+  async delete(caller: Caller, randomId: string): Promise<void> {
+    const row = await this.db.transaction(async (tx) => {
+      const current = await this.findRow(caller, randomId, tx);
+      await tx.delete(books).where(eq(books.id, current.id));
+      if (current.batchId) {
+        await tx
+          .update(uploadBatches)
+          .set({ status: 'cancelled', finishedAt: new Date(), updatedAt: new Date(), error: 'The book was deleted.' })
+          .where(and(eq(uploadBatches.id, current.batchId), inArray(uploadBatches.status, ['queued', 'processing'])));
+      }
+      await recordEvent(tx, caller.workspaceId, 'flipbook.deleted', { book_id: current.randomId });
+      return current;
+    });
+    await this.storage.deletePrefix(bookPrefix(row.randomId));
+  }
+
+  async pages(caller: Caller, randomId: string, query: { cursor?: string; limit: number }) {
+    const book = await this.findRow(caller, randomId);
+    const after = query.cursor ? decodePageCursor(query.cursor) : 0;
+    const rows = await this.db
+      .select()
+      .from(bookPages)
+      .where(and(eq(bookPages.bookId, book.id), gt(bookPages.number, after)))
+      .orderBy(asc(bookPages.number))
+      .limit(query.limit + 1);
+    const hasMore = rows.length > query.limit;
+    const page = rows.slice(0, query.limit);
+    return {
+      data: page.map((p) => ({
+        number: p.number,
+        width: p.widthPt,
+        height: p.heightPt,
+        images: p.images.map((i) => ({ width: i.width, height: i.height, url: this.urls.assetUrl(i.key) })),
+        text: p.text,
+        links: p.links,
+        error: p.error,
+      })),
+      meta: { has_more: hasMore, next_cursor: hasMore ? Buffer.from(`page:${page[page.length - 1]!.number}`).toString('base64url') : null },
+    };
+  }
+
+  /** Job: the scheduled publication time has come. */
+  async publishScheduled(bookId: number): Promise<boolean> {
+    return this.db.transaction(async (tx) => {
+      const [row] = await tx
+        .update(books)
+        .set({ status: 'publish', updatedAt: new Date() })
+        .where(and(eq(books.id, bookId), eq(books.status, 'schedule'), sql`${books.publishedDate} <= now()`))
+        .returning();
+      if (row) await recordEvent(tx, row.workspaceId, 'flipbook.updated', { book_id: row.randomId, fields: ['status'] });
+      return Boolean(row);
+    });
+  }
+
+  /** Job: the customer's expiry has passed: hard-unpublish (the reader already refuses it from that instant). */
+  async expire(bookId: number): Promise<boolean> {
+    return this.db.transaction(async (tx) => {
+      const [row] = await tx
+        .update(books)
+        .set({ status: 'draft', unpublishedAt: sql`now()`, updatedAt: new Date() })
+        .where(and(eq(books.id, bookId), inArray(books.status, ['publish', 'schedule']), sql`${books.expiresAt} <= now()`))
+        .returning();
+      if (row) await recordEvent(tx, row.workspaceId, 'flipbook.updated', { book_id: row.randomId, fields: ['status'], reason: 'expired' });
+      return Boolean(row);
+    });
+  }
+
+  /** Admin: billing's end of paid access (read-only through the API). */
+  async setBillingExpiry(randomId: string, at: Date | null): Promise<{ random_id: string; billing_expires_at: string | null }> {
+    const [row] = await this.db.update(books).set({ billingExpiresAt: at, updatedAt: new Date() }).where(eq(books.randomId, randomId)).returning();
+    if (!row) throw ERRORS.notFound('Book');
+    return { random_id: row.randomId, billing_expires_at: row.billingExpiresAt?.toISOString() ?? null };
+  }
+}
+
+/** Filters on the status a reader sees now, so an expired or due book lists under its real status. */
+function statusCondition(status: string): SQL {
+  const expired = sql`(${books.expiresAt} is not null and ${books.expiresAt} <= now())`;
+  const due = sql`(${books.publishedDate} is not null and ${books.publishedDate} <= now())`;
+  switch (status) {
+    case 'publish':
+      return sql`not ${expired} and (${books.status} = 'publish' or (${books.status} = 'schedule' and ${due}))`;
+    case 'schedule':
+      return sql`not ${expired} and ${books.status} = 'schedule' and not ${due}`;
+    default:
+      return sql`(${books.status} = 'draft' or ${expired})`;
+  }
+}
+
+function decodePageCursor(cursor: string): number {
+  const match = /^page:(\d+)$/.exec(Buffer.from(cursor, 'base64url').toString('utf8'));
+  if (!match) throw ERRORS.validation({ cursor: ['The cursor is invalid; use meta.next_cursor of the previous page unchanged.'] });
+  return Number(match[1]);
+}

@@ -1,0 +1,130 @@
+/**
+ * Book settings: their defaults, how the update body's field names map onto
+ * them, the revision digest, and the Book record of spec part 2.
+ */
+import { createHash } from 'node:crypto';
+import { planAllows } from '../../platform/auth/plans.ts';
+import type { BookRow, StoredBookSettings } from './books.tables.ts';
+
+export const ANIMATIONS = ['flip', 'scroll_view', 'slide', 'fade', 'zoom', 'flick-through', 'cut'] as const;
+
+export const DEFAULT_SETTINGS: StoredBookSettings = {
+  background: null,
+  downloadable: false,
+  made_with_badge_enabled: true,
+  fullscreen_enabled: true,
+  open_fullscreen_by_default: false,
+  sound_enabled: false,
+  copyright_enabled: false,
+  share_social_media: true,
+  privacy: null,
+  image_display: null,
+  animation_type: 'flip',
+  mobile_animation_type: null,
+  watermark: null,
+  accessibility_enabled: true,
+  auto_links_enabled: true,
+  magic_link_message: null,
+  magic_link_error_message: null,
+};
+
+/** Update-body fields (spec part 4) → stored setting. */
+export const SETTING_FIELDS = {
+  background: 'background',
+  watermark: 'watermark',
+  pdf_privacy_status: 'privacy',
+  magic_link_message: 'magic_link_message',
+  magic_link_error_message: 'magic_link_error_message',
+  animation_type: 'animation_type',
+  mobile_animation_type: 'mobile_animation_type',
+  image_display: 'image_display',
+  accessibility_enabled: 'accessibility_enabled',
+  allow_fullscreen: 'fullscreen_enabled',
+  auto_links_enabled: 'auto_links_enabled',
+  copyright_enabled: 'copyright_enabled',
+  downloadable_pdf: 'downloadable',
+  flip_sound: 'sound_enabled',
+  made_with_badge_enabled: 'made_with_badge_enabled',
+  open_fullscreen_by_default: 'open_fullscreen_by_default',
+  share_social_media: 'share_social_media',
+} as const satisfies Record<string, keyof StoredBookSettings>;
+
+/**
+ * A digest of everything a settings write can change (settings, title,
+ * description, password): bulk writes compare it to refuse stale edits.
+ */
+export function settingsRevision(book: Pick<BookRow, 'settings' | 'name' | 'description' | 'pdfPassword'>): string {
+  const canonical = JSON.stringify({
+    settings: Object.fromEntries(Object.entries({ ...DEFAULT_SETTINGS, ...book.settings }).sort(([a], [b]) => (a < b ? -1 : 1))),
+    title: book.name,
+    description: book.description,
+    pdf_password: book.pdfPassword ? createHash('sha256').update(book.pdfPassword).digest('hex') : null,
+  });
+  return createHash('sha256').update(canonical).digest('hex');
+}
+
+/** The status a reader sees right now: expiry and scheduled publication take effect at their instant. */
+export function effectiveStatus(book: Pick<BookRow, 'status' | 'expiresAt' | 'publishedDate'>, now = new Date()): string | null {
+  if (book.expiresAt && book.expiresAt <= now && book.status !== 'draft') return 'draft';
+  if (book.status === 'schedule' && book.publishedDate && book.publishedDate <= now) return 'publish';
+  return book.status;
+}
+
+export interface BookUrls {
+  previewUrl(randomId: string): string;
+  assetUrl(key: string): string;
+}
+
+export interface AccessListState {
+  eodEnabled: boolean;
+  domainsEnabled: boolean;
+}
+
+function escapeAttribute(value: string): string {
+  return value.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+}
+
+/** A responsive, lazy, titled iframe that keeps the cover's aspect ratio. */
+export function embedCode(book: Pick<BookRow, 'name' | 'coverWidthPt' | 'coverHeightPt'>, previewUrl: string): string {
+  // A spread of two pages side by side, plus room for the toolbar.
+  const ratio = book.coverWidthPt && book.coverHeightPt ? ((book.coverWidthPt * 2) / book.coverHeightPt).toFixed(4) : '1.4142';
+  return (
+    `<div style="position:relative;width:100%;aspect-ratio:${ratio};max-height:100vh">` +
+    `<iframe src="${escapeAttribute(previewUrl)}" title="${escapeAttribute(book.name)}" loading="lazy" allow="fullscreen" allowfullscreen ` +
+    `style="position:absolute;inset:0;width:100%;height:100%;border:0"></iframe></div>`
+  );
+}
+
+export function toBookRecord(book: BookRow, context: { plan: string; urls: BookUrls; access: AccessListState; coverKey: string | null; now?: Date }) {
+  const settings = { ...DEFAULT_SETTINGS, ...book.settings };
+  const previewUrl = context.urls.previewUrl(book.randomId);
+  const canRemoveBadge = planAllows(context.plan, 'remove_made_with_badge');
+  return {
+    random_id: book.randomId,
+    batch_id: book.batchId,
+    external_catalog_id: book.externalCatalogId,
+    name: book.name,
+    description: book.description,
+    status: effectiveStatus(book, context.now),
+    page_images_status: book.pageImagesStatus,
+    page_count: book.pageCount,
+    preview_url: previewUrl,
+    thumbnail_url: context.coverKey ? context.urls.assetUrl(context.coverKey) : null,
+    embed_code: embedCode(book, previewUrl),
+    published_date: book.publishedDate?.toISOString() ?? null,
+    expires_at: book.expiresAt?.toISOString() ?? null,
+    billing_expires_at: book.billingExpiresAt?.toISOString() ?? null,
+    created_at: book.createdAt.toISOString(),
+    updated_at: book.updatedAt.toISOString(),
+    settings: {
+      ...settings,
+      // Effective value: plans that cannot remove the badge always show it.
+      made_with_badge_enabled: canRemoveBadge ? settings.made_with_badge_enabled : true,
+      eod_enabled: context.access.eodEnabled,
+      domains_enabled: context.access.domainsEnabled,
+      has_pdf_password: book.pdfPassword !== null,
+    },
+  };
+}
+
+export type BookRecord = ReturnType<typeof toBookRecord>;

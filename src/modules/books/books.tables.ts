@@ -1,0 +1,112 @@
+import { index, integer, jsonb, pgTable, primaryKey, real, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import { workspaces } from '../workspaces/workspaces.tables.ts';
+import type { OutlineEntry, PageLink, TextItem } from '../conversion/conversion.types.ts';
+
+const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date', precision: 3 });
+
+/** Viewer settings stored per book; see books.settings.ts for defaults and the API mapping. */
+export interface StoredBookSettings {
+  background: string | null;
+  downloadable: boolean;
+  made_with_badge_enabled: boolean;
+  fullscreen_enabled: boolean;
+  open_fullscreen_by_default: boolean;
+  sound_enabled: boolean;
+  copyright_enabled: boolean;
+  share_social_media: boolean;
+  privacy: string | null;
+  image_display: string | null;
+  animation_type: string;
+  mobile_animation_type: string | null;
+  watermark: string | null;
+  accessibility_enabled: boolean;
+  auto_links_enabled: boolean;
+  magic_link_message: string | null;
+  magic_link_error_message: string | null;
+}
+
+/** One upload: a file, its conversion job and the book it produces. */
+export const uploadBatches = pgTable('upload_batches', {
+  id: text('id').primaryKey(),
+  workspaceId: integer('workspace_id').notNull().references(() => workspaces.id, { onDelete: 'cascade' }),
+  /** queued | processing | completed | failed | cancelled */
+  status: text('status').notNull(),
+  totalPages: integer('total_pages').notNull().default(0),
+  completedPages: integer('completed_pages').notNull().default(0),
+  failedPages: integer('failed_pages').notNull().default(0),
+  error: text('error'),
+  errorCode: text('error_code'),
+  originalFilename: text('original_filename'),
+  sourceFormat: text('source_format'),
+  sourceBytes: integer('source_bytes'),
+  createdAt: ts('created_at').notNull().defaultNow(),
+  updatedAt: ts('updated_at').notNull().defaultNow(),
+  finishedAt: ts('finished_at'),
+}, (t) => [index('upload_batches_workspace_status_idx').on(t.workspaceId, t.status, t.createdAt)]);
+
+export const books = pgTable('books', {
+  /** Internal key: never published or accepted in v1 (random_id is). */
+  id: integer('id').primaryKey().generatedAlwaysAsIdentity(),
+  randomId: text('random_id').notNull(),
+  workspaceId: integer('workspace_id').notNull().references(() => workspaces.id, { onDelete: 'cascade' }),
+  batchId: text('batch_id'),
+  externalCatalogId: integer('external_catalog_id'),
+  name: text('name').notNull(),
+  slug: text('slug'),
+  description: text('description'),
+  /** draft | publish | schedule; the effective value also depends on published_date and expires_at. */
+  status: text('status'),
+  pageImagesStatus: text('page_images_status').notNull(),
+  pageCount: integer('page_count').notNull().default(0),
+  settings: jsonb('settings').$type<StoredBookSettings>().notNull(),
+  /** Kept to protect downloads; never returned by the API (has_pdf_password tells). */
+  pdfPassword: text('pdf_password'),
+  /** Password to open an encrypted upload, used by conversion only. */
+  sourcePassword: text('source_password'),
+  /** Storage key prefix of the current rendition: new on every conversion, so asset URLs never change meaning. */
+  renditionId: text('rendition_id'),
+  sourceKey: text('source_key'),
+  sourceFormat: text('source_format'),
+  /** The PDF the pages were rendered from (for office uploads, LibreOffice's output). */
+  pdfKey: text('pdf_key'),
+  outline: jsonb('outline').$type<OutlineEntry[]>(),
+  coverWidthPt: real('cover_width_pt'),
+  coverHeightPt: real('cover_height_pt'),
+  publishedDate: ts('published_date'),
+  expiresAt: ts('expires_at'),
+  /** When expiry unpublished the book (null while it has not). */
+  unpublishedAt: ts('unpublished_at'),
+  billingExpiresAt: ts('billing_expires_at'),
+  settingsRevision: text('settings_revision').notNull().default(''),
+  createdAt: ts('created_at').notNull().defaultNow(),
+  updatedAt: ts('updated_at').notNull().defaultNow(),
+}, (t) => [
+  uniqueIndex('books_random_id_key').on(t.randomId),
+  index('books_workspace_created_idx').on(t.workspaceId, t.createdAt, t.id),
+  index('books_workspace_updated_idx').on(t.workspaceId, t.updatedAt, t.id),
+  index('books_batch_idx').on(t.batchId),
+]);
+
+export interface StoredPageImage {
+  width: number;
+  height: number;
+  key: string;
+  bytes: number;
+}
+
+export const bookPages = pgTable('book_pages', {
+  bookId: integer('book_id').notNull().references(() => books.id, { onDelete: 'cascade' }),
+  number: integer('number').notNull(),
+  widthPt: real('width_pt').notNull(),
+  heightPt: real('height_pt').notNull(),
+  images: jsonb('images').$type<StoredPageImage[]>().notNull(),
+  text: jsonb('text').$type<TextItem[]>().notNull(),
+  links: jsonb('links').$type<PageLink[]>().notNull(),
+  error: text('error'),
+  /** Plain text of the page, for search. */
+  plainText: text('plain_text').notNull().default(''),
+}, (t) => [primaryKey({ columns: [t.bookId, t.number] })]);
+
+export type BookRow = typeof books.$inferSelect;
+export type BatchRow = typeof uploadBatches.$inferSelect;
+export type PageRow = typeof bookPages.$inferSelect;

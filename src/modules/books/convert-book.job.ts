@@ -1,0 +1,198 @@
+/**
+ * The conversion job: one upload batch → the book's pages (images at several
+ * widths, text, links), written to storage and the database as they finish,
+ * with the batch's progress updated page by page.
+ *
+ * Idempotent: a retry (after a crash or a shutdown) starts a new rendition and
+ * removes what the interrupted one left. Cancellation (DELETE /batches, or the
+ * book deleted) is noticed within a second and stops the renderers.
+ */
+import { randomBytes } from 'node:crypto';
+import { createReadStream } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { pipeline } from 'node:stream/promises';
+import { createWriteStream } from 'node:fs';
+import { and, eq, sql } from 'drizzle-orm';
+import { Type } from 'typebox';
+import type { Db } from '../../platform/db/database.ts';
+import { defineJob, type JobContext } from '../../platform/jobs/queue.ts';
+import type { Storage } from '../../platform/storage/storage.ts';
+import { isConversionError } from '../conversion/conversion.errors.ts';
+import { convertDocument } from '../conversion/conversion.service.ts';
+import type { RenderedPage } from '../conversion/conversion.types.ts';
+import { recordEvent } from '../events/events.service.ts';
+import { bookPrefix, pageImageKey } from './books.service.ts';
+import { bookPages, books, uploadBatches, type StoredPageImage } from './books.tables.ts';
+
+declare module '../../platform/jobs/queue.ts' {
+  interface JobPayloads {
+    'books.convert': { batchId: string };
+  }
+}
+
+const RETRY_LIMIT = 3;
+const CANCEL_POLL_MS = 1000;
+
+export interface ConvertBookDeps {
+  db: Db;
+  storage: Storage;
+  widths?: number[];
+  concurrency?: number;
+  officeTimeoutMs?: number;
+}
+
+async function localCopy(storage: Storage, key: string, workDir: string): Promise<string> {
+  const object = await storage.get(key);
+  if (!object) throw new Error(`The uploaded file ${key} is missing from storage`);
+  const target = path.join(workDir, `source${path.extname(key)}`);
+  await pipeline(object.body, createWriteStream(target));
+  return target;
+}
+
+export async function convertBook(deps: ConvertBookDeps, batchId: string, ctx: JobContext): Promise<{ outcome: string; pages?: number }> {
+  const { db, storage } = deps;
+  const [book] = await db.select().from(books).where(eq(books.batchId, batchId));
+  const [batch] = await db.select().from(uploadBatches).where(eq(uploadBatches.id, batchId));
+  if (!batch || !book || !['queued', 'processing'].includes(batch.status)) return { outcome: 'skipped' };
+
+  // A new rendition per attempt: whatever an interrupted attempt stored is dropped.
+  const previousRendition = book.renditionId;
+  const renditionId = randomBytes(6).toString('base64url');
+  await db.delete(bookPages).where(eq(bookPages.bookId, book.id));
+  await db.update(books).set({ renditionId, pageImagesStatus: 'processing', pageCount: 0, updatedAt: new Date() }).where(eq(books.id, book.id));
+  await db
+    .update(uploadBatches)
+    .set({ status: 'processing', totalPages: 0, completedPages: 0, failedPages: 0, updatedAt: new Date() })
+    .where(eq(uploadBatches.id, batchId));
+  if (previousRendition) {
+    for (const key of await storage.list(`${bookPrefix(book.randomId)}${previousRendition}/`)) await storage.delete(key);
+  }
+
+  const abort = new AbortController();
+  const onShutdown = () => abort.abort(ctx.signal.reason);
+  ctx.signal.addEventListener('abort', onShutdown, { once: true });
+  let cancelled = false;
+  const poll = setInterval(async () => {
+    try {
+      const [state] = await db
+        .select({ status: uploadBatches.status, bookExists: sql<boolean>`exists (select 1 from ${books} where ${books.id} = ${book.id})` })
+        .from(uploadBatches)
+        .where(eq(uploadBatches.id, batchId));
+      if (!state || state.status === 'cancelled' || !state.bookExists) {
+        cancelled = true;
+        abort.abort(new Error('cancelled'));
+      }
+    } catch {
+      // The next poll tries again.
+    }
+  }, CANCEL_POLL_MS);
+
+  const workDir = await mkdtemp(path.join(os.tmpdir(), 'flipbook-convert-'));
+  try {
+    const sourcePath = await localCopy(storage, book.sourceKey!, workDir);
+    const storePage = async (page: RenderedPage) => {
+      const images: StoredPageImage[] = [];
+      for (const image of page.images) {
+        const key = pageImageKey(book.randomId, renditionId, page.number, image.requestedWidth, image.format);
+        await storage.put(key, createReadStream(image.path), { contentType: image.format === 'webp' ? 'image/webp' : 'image/jpeg' });
+        await rm(image.path, { force: true });
+        images.push({ width: image.width, height: image.height, key, bytes: image.bytes });
+      }
+      await db.insert(bookPages).values({
+        bookId: book.id,
+        number: page.number,
+        widthPt: page.widthPt,
+        heightPt: page.heightPt,
+        images,
+        text: page.text,
+        links: page.links,
+        error: page.error ?? null,
+        plainText: page.text.map((t) => t.text).join(' ').replace(/\s+/g, ' ').trim(),
+      }).onConflictDoNothing();
+      const counter = page.error ? { failedPages: sql`${uploadBatches.failedPages} + 1` } : { completedPages: sql`${uploadBatches.completedPages} + 1` };
+      await db.update(uploadBatches).set({ ...counter, updatedAt: new Date() }).where(eq(uploadBatches.id, batchId));
+      if (page.number === 1) {
+        await db.update(books).set({ coverWidthPt: page.widthPt, coverHeightPt: page.heightPt, updatedAt: new Date() }).where(eq(books.id, book.id));
+      }
+    };
+
+    const result = await convertDocument(
+      {
+        filePath: sourcePath,
+        password: book.sourcePassword ?? undefined,
+        autoLinks: book.settings.auto_links_enabled,
+        widths: deps.widths,
+        concurrency: deps.concurrency,
+        officeTimeoutMs: deps.officeTimeoutMs,
+        signal: abort.signal,
+        workDir,
+        onStart: async (info) => {
+          await db.update(uploadBatches).set({ totalPages: info.pageCount, updatedAt: new Date() }).where(eq(uploadBatches.id, batchId));
+          await db.update(books).set({ pageCount: info.pageCount, outline: info.outline, updatedAt: new Date() }).where(eq(books.id, book.id));
+        },
+      },
+      storePage,
+    );
+
+    // Keep the PDF the pages came from, for downloads (an office upload's is LibreOffice's output).
+    let pdfKey = book.sourceFormat === 'pdf' ? book.sourceKey : null;
+    if (!pdfKey && result.pdfPath) {
+      pdfKey = `${bookPrefix(book.randomId)}${renditionId}/document.pdf`;
+      await storage.put(pdfKey, createReadStream(result.pdfPath), { contentType: 'application/pdf' });
+    }
+    await db.transaction(async (tx) => {
+      const [finished] = await tx
+        .update(uploadBatches)
+        .set({ status: 'completed', finishedAt: new Date(), updatedAt: new Date() })
+        .where(and(eq(uploadBatches.id, batchId), eq(uploadBatches.status, 'processing')))
+        .returning();
+      if (!finished) return;
+      await tx
+        .update(books)
+        .set({ pageImagesStatus: 'ready', pageCount: result.pageCount, pdfKey, updatedAt: new Date() })
+        .where(eq(books.id, book.id));
+      await recordEvent(tx, book.workspaceId, 'flipbook.updated', { book_id: book.randomId, fields: ['page_images_status'], page_images_status: 'ready' });
+    });
+    ctx.log.info({ batchId, pages: result.pageCount }, 'book converted');
+    return { outcome: 'completed', pages: result.pageCount };
+  } catch (error) {
+    if (cancelled) {
+      await storage.deletePrefix(bookPrefix(book.randomId));
+      return { outcome: 'cancelled' };
+    }
+    if (ctx.signal.aborted) throw error; // shutdown: the job is retried
+    const final = isConversionError(error) || ctx.retryCount >= RETRY_LIMIT;
+    if (!final) throw error;
+    const message = isConversionError(error) ? error.message : 'The conversion failed unexpectedly; the error was logged.';
+    const code = isConversionError(error) ? error.code : 'internal_error';
+    if (!isConversionError(error)) ctx.log.error({ err: error, batchId }, 'conversion failed');
+    await db.transaction(async (tx) => {
+      await tx
+        .update(uploadBatches)
+        .set({ status: 'failed', error: message, errorCode: code, finishedAt: new Date(), updatedAt: new Date() })
+        .where(and(eq(uploadBatches.id, batchId), eq(uploadBatches.status, 'processing')));
+      await tx.update(books).set({ pageImagesStatus: 'failed', updatedAt: new Date() }).where(eq(books.id, book.id));
+    });
+    return { outcome: 'failed' };
+  } finally {
+    clearInterval(poll);
+    ctx.signal.removeEventListener('abort', onShutdown);
+    await rm(workDir, { recursive: true, force: true });
+  }
+}
+
+export function convertBookJob(deps: ConvertBookDeps) {
+  return defineJob({
+    name: 'books.convert',
+    version: 1,
+    schema: Type.Object({ batchId: Type.String({ minLength: 1, maxLength: 64 }) }),
+    retryLimit: RETRY_LIMIT,
+    retryDelaySeconds: 2,
+    expireInSeconds: 30 * 60,
+    // Each conversion renders on every core already; a second slot keeps one slow document from blocking the rest.
+    concurrency: 2,
+    handle: (payload, ctx) => convertBook(deps, payload.batchId, ctx),
+  });
+}

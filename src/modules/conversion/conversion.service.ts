@@ -1,0 +1,160 @@
+/**
+ * The conversion engine's entry point: an uploaded file → page images, text,
+ * links, outline, streamed page by page. Pure domain code: no HTTP, no
+ * database; the books job calls it and stores what it hands over.
+ *
+ *   PDF            → rendered by pdf.js in worker threads (pdf-render.ts)
+ *   Office formats → LibreOffice → PDF → as above
+ *   JPEG / PNG     → one page (image-pages.ts)
+ *
+ * Contract with the caller:
+ * - onStart runs once, before the first page, with the page count, outline and
+ *   title, so progress can be shown.
+ * - onPage runs once per page, one call at a time, in page order (page 1
+ *   first). Rendering waits while onPage is busy (a few pages ahead at most),
+ *   so a slow upload never lets finished pages pile up.
+ * - Page images are files under `<workDir>/pages/`; the caller owns workDir
+ *   (creates it, removes it after the job, whatever the outcome).
+ * - A page that cannot be rendered is still delivered, blank, with `error`
+ *   set; its number is listed in `failedPages`. The conversion fails only when
+ *   no page at all could be rendered.
+ * - Every expected failure is a ConversionError with a stable `code` and a
+ *   message written for the uploader. The AbortSignal stops rendering workers
+ *   and LibreOffice at once and rejects with code 'aborted'.
+ */
+import { mkdir, stat } from 'node:fs/promises';
+import path from 'node:path';
+import { ConversionError, abortedError } from './conversion.errors.ts';
+import type { DocumentInfo, ImageFormat, RenderedPage } from './conversion.types.ts';
+import { sniffDocument, type DocumentFormat } from './document-type.ts';
+import { renderImagePage, DEFAULT_MAX_IMAGE_PIXELS } from './image-pages.ts';
+import { DEFAULT_OFFICE_TIMEOUT_MS, officeToPdf } from './office-to-pdf.ts';
+import { DEFAULT_EFFORT, DEFAULT_MAX_PAGE_PIXELS, DEFAULT_QUALITY, normaliseWidths } from './page-images.ts';
+import { DEFAULT_PAGE_TIMEOUT_MS, renderPdf } from './pdf-render.ts';
+import { detectTextLinks, withoutOverlaps } from './text-links.ts';
+
+export type { ConversionErrorCode } from './conversion.errors.ts';
+export { ConversionError, isConversionError } from './conversion.errors.ts';
+export type * from './conversion.types.ts';
+export { ACCEPTED_FORMATS, ACCEPTED_FORMATS_TEXT, detectDocumentType, type DetectedType, type DocumentFormat, type DocumentKind } from './document-type.ts';
+export { detectTextLinks } from './text-links.ts';
+export { DEFAULT_WIDTHS } from './page-images.ts';
+export { OFFICE_PACKAGES, findSoffice } from './office-to-pdf.ts';
+/** Shared render threads; `renderWorkerPool.configure({ maxWorkers, idleTimeoutMs })` to size it. */
+export { renderWorkerPool } from './render-worker-pool.ts';
+
+/** Largest image inside a PDF that pdf.js will decode: 2^26 px (e.g. 8192 x 8192), 256 MB as RGBA. */
+const MAX_EMBEDDED_IMAGE_PIXELS = 2 ** 26;
+
+export interface ConvertInput {
+  filePath: string;
+  /** For encrypted PDFs. */
+  password?: string;
+  /** Detect web and e-mail addresses in the text and add them as links. */
+  autoLinks: boolean;
+  /** Output widths in px, each image index-aligned with this list. Default [320, 1024, 2048]. */
+  widths?: number[];
+  signal?: AbortSignal;
+  /** Scratch directory owned by the caller; page images go to `<workDir>/pages/`. */
+  workDir: string;
+  /** Render threads for this document, at most the shared pool's size (default: the number of cores). */
+  concurrency?: number;
+  /** Default 'webp'. 'jpeg' encodes ~2x faster into ~30 % larger files. */
+  format?: ImageFormat;
+  /** 1-100, default 80. */
+  quality?: number;
+  /** WebP encoder effort 0-6, default 0 (see page-images.ts for the measurements). */
+  effort?: number;
+  /** Per page, default 60 s; a page over it is delivered blank with `error`. */
+  pageTimeoutMs?: number;
+  /** LibreOffice conversion, default 120 s. */
+  officeTimeoutMs?: number;
+  /** Pixel budget of a page's largest rendition (absurd page sizes are scaled down to fit). */
+  maxPagePixels?: number;
+  /** Uploaded images above this many pixels are refused before decoding. Default 100 MP. */
+  maxImagePixels?: number;
+  /** LibreOffice binary; default: found on PATH. */
+  sofficePath?: string;
+  onStart?: (info: ConversionStart) => void | Promise<void>;
+}
+
+export interface ConversionStart extends DocumentInfo {
+  sourceFormat: DocumentFormat;
+}
+
+export interface ConversionResult extends DocumentInfo {
+  /** The PDF LibreOffice made from an office document (in workDir), else null. */
+  pdfPath: string | null;
+  sourceFormat: DocumentFormat;
+  /** Pages delivered blank because they could not be rendered. */
+  failedPages: number[];
+}
+
+export async function convertDocument(input: ConvertInput, onPage: (page: RenderedPage) => Promise<void>): Promise<ConversionResult> {
+  const { signal } = input;
+  if (signal?.aborted) throw abortedError(signal);
+  const widths = normaliseWidths(input.widths);
+  const output = {
+    widths,
+    format: input.format ?? 'webp',
+    quality: input.quality ?? DEFAULT_QUALITY,
+    effort: input.effort ?? DEFAULT_EFFORT,
+  };
+
+  const size = await stat(input.filePath).then((s) => s.size);
+  if (size === 0) throw new ConversionError('empty_file', 'The file is empty.');
+  const sniffed = await sniffDocument(input.filePath);
+  if (!sniffed.type) throw new ConversionError('unsupported_format', sniffed.reason);
+  const { kind, format } = sniffed.type;
+
+  const outDir = path.join(input.workDir, 'pages');
+  await mkdir(outDir, { recursive: true });
+
+  if (kind === 'image') {
+    const page = await renderImagePage(input.filePath, { ...output, outDir, maxImagePixels: input.maxImagePixels ?? DEFAULT_MAX_IMAGE_PIXELS });
+    if (signal?.aborted) throw abortedError(signal);
+    const info = { pageCount: 1, outline: [], title: null };
+    await input.onStart?.({ ...info, sourceFormat: format });
+    await onPage(page);
+    return { ...info, pdfPath: null, sourceFormat: format, failedPages: [] };
+  }
+
+  let pdfFile = input.filePath;
+  let pdfPath: string | null = null;
+  if (kind === 'office') {
+    pdfPath = await officeToPdf(input.filePath, format, {
+      workDir: input.workDir,
+      timeoutMs: input.officeTimeoutMs ?? DEFAULT_OFFICE_TIMEOUT_MS,
+      ...(signal ? { signal } : {}),
+      ...(input.sofficePath ? { sofficePath: input.sofficePath } : {}),
+    });
+    pdfFile = pdfPath;
+  }
+
+  const result = await renderPdf({
+    filePath: pdfFile,
+    ...(input.password !== undefined && kind === 'pdf' ? { password: input.password } : {}),
+    outDir,
+    ...output,
+    maxPagePixels: input.maxPagePixels ?? DEFAULT_MAX_PAGE_PIXELS,
+    maxEmbeddedImagePixels: MAX_EMBEDDED_IMAGE_PIXELS,
+    pageTimeoutMs: input.pageTimeoutMs ?? DEFAULT_PAGE_TIMEOUT_MS,
+    ...(input.concurrency !== undefined ? { concurrency: input.concurrency } : {}),
+    ...(signal ? { signal } : {}),
+    onStart: (info) => input.onStart?.({ ...info, sourceFormat: format }),
+    onPage: (page) => {
+      if (input.autoLinks && page.text.length > 0) {
+        page.links = [...page.links, ...withoutOverlaps(detectTextLinks(page.text), page.links)];
+      }
+      return onPage(page);
+    },
+  });
+  return {
+    pageCount: result.pageCount,
+    outline: result.outline,
+    title: result.title,
+    pdfPath,
+    sourceFormat: format,
+    failedPages: result.failedPages,
+  };
+}

@@ -1,0 +1,32 @@
+/** Messages between the render pool (main thread) and its pdf.js workers. */
+import type { ConversionErrorCode } from './conversion.errors.ts';
+import type { DocumentInfo, ImageFormat, RenderedPage } from './conversion.types.ts';
+
+/** Sent with 'open': a worker renders one document at a time, opened once. */
+export interface RenderWorkerInit {
+  filePath: string;
+  password?: string;
+  outDir: string;
+  widths: number[];
+  format: ImageFormat;
+  quality: number;
+  effort: number;
+  maxPagePixels: number;
+  /** Largest image inside a PDF that pdf.js will decode, in pixels (decompression-bomb guard). */
+  maxEmbeddedImagePixels: number;
+  /** Only one worker reads the outline and title. */
+  wantDocumentInfo: boolean;
+}
+
+export type ToRenderWorker =
+  | { type: 'open'; init: RenderWorkerInit }
+  | { type: 'render'; page: number }
+  /** Finish what is in hand, close the document, answer 'closed': the worker is then free for another job. */
+  | { type: 'close' };
+
+export type FromRenderWorker =
+  | { type: 'opened'; pageCount: number; info: Omit<DocumentInfo, 'pageCount'> | null }
+  | { type: 'open-failed'; code: ConversionErrorCode; message: string }
+  | { type: 'page'; page: RenderedPage }
+  | { type: 'page-failed'; page: number; message: string; widthPt: number | null; heightPt: number | null }
+  | { type: 'closed' };

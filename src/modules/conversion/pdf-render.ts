@@ -1,0 +1,411 @@
+/**
+ * Renders a PDF's pages on pooled worker threads (render-worker-pool.ts) and
+ * hands them to the caller in page order, one at a time.
+ *
+ * - Page 1 goes first, to the first worker that has the document open, and
+ *   until it is back each worker holds one page only, so page 1's encode has a
+ *   core to itself: the first page is ready about as fast as one worker can
+ *   make it.
+ * - Backpressure: at most `maxAhead` pages are dispatched but not yet accepted
+ *   by onPage, so a slow consumer (upload to S3) holds rendering back instead of
+ *   piling finished pages up. Page images are files, so what waits is small.
+ * - A page that fails (pdf.js error, or no answer within pageTimeoutMs) becomes
+ *   a blank page of the right size with `error` set, so numbering stays intact;
+ *   the document fails only if every page failed. A timed-out or crashed worker
+ *   is terminated (the only way to stop a pdf.js loop) and replaced; pages that
+ *   were on a crashed worker are retried alone, so a second crash names the
+ *   culprit page.
+ * - Abort and failure terminate this job's workers at once; workers that
+ *   finished cleanly go back to the pool.
+ */
+import { ConversionError, abortedError } from './conversion.errors.ts';
+import type { DocumentInfo, ImageFormat, RenderedPage } from './conversion.types.ts';
+import { encodeBlankPage, fitRenderSize } from './page-images.ts';
+import type { FromRenderWorker, RenderWorkerInit } from './pdf-render.protocol.ts';
+import { renderWorkerPool, type RenderWorker, type RenderWorkerPool } from './render-worker-pool.ts';
+
+export const DEFAULT_PAGE_TIMEOUT_MS = 60_000;
+/** Pages one worker holds at once: one rendering, one encoding. */
+const PER_WORKER = 2;
+/** A4 in points, for a failed page 1 whose size pdf.js could not even read. */
+const FALLBACK_SIZE_PT = { width: 595.28, height: 841.89 };
+/** How long a worker may take to wind down after its last page before it is terminated instead. */
+const CLOSE_TIMEOUT_MS = 10_000;
+
+export interface RenderPdfOptions {
+  filePath: string;
+  password?: string;
+  /** Directory the page images are written to (must exist). */
+  outDir: string;
+  widths: number[];
+  format: ImageFormat;
+  quality: number;
+  effort: number;
+  maxPagePixels: number;
+  maxEmbeddedImagePixels: number;
+  /** Workers for this document (capped by the pool size). Default: the pool size (cores). */
+  concurrency?: number;
+  pageTimeoutMs?: number;
+  /** Pages rendered ahead of the one onPage is handling. Default: 3 per worker. */
+  maxAhead?: number;
+  signal?: AbortSignal;
+  /** Called once, before any page, as soon as the page count is known. */
+  onStart?: (info: DocumentInfo) => void | Promise<void>;
+  onPage: (page: RenderedPage) => Promise<void>;
+  pool?: RenderWorkerPool;
+}
+
+export interface RenderPdfResult extends DocumentInfo {
+  failedPages: number[];
+}
+
+interface PageFailure {
+  failed: true;
+  number: number;
+  message: string;
+  widthPt: number | null;
+  heightPt: number | null;
+}
+
+/** A worker leased by this job. */
+interface Lease {
+  worker: RenderWorker;
+  opened: boolean;
+  /** page → timeout timer */
+  inflight: Map<number, NodeJS.Timeout>;
+  /** Running a retry alone. */
+  solo: boolean;
+  /** This worker reads the outline and title. */
+  wantsInfo: boolean;
+  /** Closing or terminated: no more work for it. */
+  gone: boolean;
+}
+
+export function renderPdf(options: RenderPdfOptions): Promise<RenderPdfResult> {
+  return new RenderRun(options).run();
+}
+
+class RenderRun {
+  readonly #o: RenderPdfOptions;
+  readonly #pool: RenderWorkerPool;
+  readonly #workersWanted: number;
+  readonly #pageTimeoutMs: number;
+  readonly #maxAhead: number;
+  readonly #init: Omit<RenderWorkerInit, 'wantDocumentInfo'>;
+  readonly #leases = new Set<Lease>();
+  /** Finished pages waiting for their turn, and failures to be delivered as blank pages. */
+  readonly #results = new Map<number, RenderedPage | PageFailure>();
+  readonly #retry: number[] = [];
+  readonly #crashes = new Map<number, number>();
+  readonly #failed: number[] = [];
+  readonly #settled = Promise.withResolvers<RenderPdfResult>();
+  #pageCount: number | null = null;
+  #info: DocumentInfo | null = null;
+  #started = false;
+  #nextDispatch = 1;
+  #nextDeliver = 1;
+  #delivering = false;
+  #restartsLeft: number;
+  #done = false;
+  /** Size of the last delivered page: a failed page of unknown size takes it. */
+  #lastSizePt = FALLBACK_SIZE_PT;
+
+  constructor(options: RenderPdfOptions) {
+    this.#o = options;
+    this.#pool = options.pool ?? renderWorkerPool;
+    this.#workersWanted = Math.max(1, Math.min(Math.floor(options.concurrency ?? Infinity), this.#pool.maxWorkers));
+    this.#pageTimeoutMs = options.pageTimeoutMs ?? DEFAULT_PAGE_TIMEOUT_MS;
+    this.#maxAhead = Math.max(PER_WORKER, options.maxAhead ?? this.#workersWanted * (PER_WORKER + 1));
+    this.#restartsLeft = Math.max(4, this.#workersWanted * 2);
+    this.#init = {
+      filePath: options.filePath,
+      ...(options.password !== undefined ? { password: options.password } : {}),
+      outDir: options.outDir,
+      widths: options.widths,
+      format: options.format,
+      quality: options.quality,
+      effort: options.effort,
+      maxPagePixels: options.maxPagePixels,
+      maxEmbeddedImagePixels: options.maxEmbeddedImagePixels,
+    };
+  }
+
+  run(): Promise<RenderPdfResult> {
+    const { signal } = this.#o;
+    if (signal?.aborted) return Promise.reject(abortedError(signal));
+    const onAbort = () => this.#fail(abortedError(signal));
+    signal?.addEventListener('abort', onAbort, { once: true });
+    // The first worker may have to wait for another job; the others are taken only if free.
+    this.#pool.acquire(signal).then(
+      (worker) => {
+        if (this.#done) {
+          this.#pool.release(worker);
+          return;
+        }
+        this.#lease(worker, true);
+        this.#grow();
+      },
+      (error: unknown) => this.#fail(error),
+    );
+    return this.#settled.promise.finally(() => signal?.removeEventListener('abort', onAbort));
+  }
+
+  #lease(worker: RenderWorker, wantsInfo: boolean): void {
+    const lease: Lease = { worker, opened: false, inflight: new Map(), solo: false, wantsInfo, gone: false };
+    this.#leases.add(lease);
+    worker.documents++;
+    worker.listen({ message: (message) => this.#onMessage(lease, message), died: (reason) => this.#onCrash(lease, reason) });
+    worker.thread.postMessage({ type: 'open', init: { ...this.#init, wantDocumentInfo: wantsInfo } });
+  }
+
+  /** Takes more free workers while there is enough work left for them. */
+  #grow(): void {
+    const remaining = this.#pageCount === null ? Infinity : this.#pageCount - this.#nextDispatch + 1 + this.#retry.length;
+    while (!this.#done && this.#active() < this.#workersWanted && remaining > this.#active() * PER_WORKER) {
+      const worker = this.#pool.tryAcquire();
+      if (!worker) return;
+      this.#lease(worker, false);
+    }
+  }
+
+  #onMessage(lease: Lease, message: FromRenderWorker): void {
+    if (message.type === 'closed') {
+      this.#leases.delete(lease);
+      this.#pool.release(lease.worker);
+      return;
+    }
+    if (this.#done || lease.gone) return;
+    switch (message.type) {
+      case 'open-failed':
+        this.#fail(new ConversionError(message.code, message.message));
+        return;
+      case 'opened':
+        lease.opened = true;
+        this.#pageCount ??= message.pageCount;
+        if (message.info) {
+          this.#info = { pageCount: message.pageCount, ...message.info };
+          void this.#start();
+        }
+        this.#pump();
+        return;
+      case 'page':
+        this.#settle(lease, message.page.number);
+        this.#results.set(message.page.number, message.page);
+        this.#pump();
+        void this.#deliver();
+        return;
+      case 'page-failed':
+        this.#settle(lease, message.page);
+        this.#recordFailure(message.page, message.message, message.widthPt, message.heightPt);
+        return;
+    }
+  }
+
+  async #start(): Promise<void> {
+    try {
+      await this.#o.onStart?.(this.#info!);
+      this.#started = true;
+      await this.#deliver();
+    } catch (error) {
+      this.#fail(error);
+    }
+  }
+
+  #settle(lease: Lease, page: number): void {
+    clearTimeout(lease.inflight.get(page));
+    lease.inflight.delete(page);
+    lease.solo = false;
+  }
+
+  #nextPage(lease: Lease): number | null {
+    const retryPage = this.#retry[0];
+    if (retryPage !== undefined) {
+      if (lease.inflight.size > 0) return null;
+      this.#retry.shift();
+      lease.solo = true;
+      return retryPage;
+    }
+    if (this.#pageCount === null || this.#nextDispatch > this.#pageCount) return null;
+    if (this.#nextDispatch >= this.#nextDeliver + this.#maxAhead) return null;
+    return this.#nextDispatch++;
+  }
+
+  #pump(): void {
+    if (this.#done) return;
+    // Until page 1 is back, one page per worker: page 1's encode then has a
+    // core to itself instead of sharing it with page 2's render.
+    const limit = this.#results.has(1) || this.#nextDeliver > 1 ? PER_WORKER : 1;
+    for (const lease of this.#leases) {
+      while (lease.opened && !lease.gone && !lease.solo && lease.inflight.size < limit) {
+        const page = this.#nextPage(lease);
+        if (page === null) break;
+        const timer = setTimeout(() => this.#onTimeout(lease, page), this.#pageTimeoutMs);
+        lease.inflight.set(page, timer);
+        lease.worker.thread.postMessage({ type: 'render', page });
+      }
+    }
+    if (this.#pageCount === null) return;
+    const allDispatched = this.#nextDispatch > this.#pageCount && this.#retry.length === 0;
+    for (const lease of [...this.#leases]) {
+      const surplus = this.#active() > Math.max(1, this.#pageCount);
+      if ((allDispatched || surplus) && lease.opened && !lease.gone && lease.inflight.size === 0 && (this.#info !== null || !lease.wantsInfo)) {
+        this.#close(lease);
+      }
+    }
+    if (!allDispatched) this.#grow();
+  }
+
+  /** Leased workers still taking pages (not winding down). */
+  #active(): number {
+    let count = 0;
+    for (const lease of this.#leases) if (!lease.gone) count++;
+    return count;
+  }
+
+  #onTimeout(lease: Lease, page: number): void {
+    if (this.#done || lease.gone) return;
+    const ms = this.#pageTimeoutMs;
+    const limit = ms >= 1000 ? `${Math.round(ms / 1000)} s` : `${ms} ms`;
+    lease.inflight.delete(page);
+    this.#replace(lease);
+    this.#recordFailure(page, `This page took longer than ${limit} to render and was skipped.`, null, null);
+  }
+
+  #onCrash(lease: Lease, reason: string): void {
+    if (this.#done || lease.gone) return;
+    if (!lease.opened && this.#pageCount === null && this.#active() === 1) {
+      this.#fail(new ConversionError('render_failed', `The PDF renderer stopped unexpectedly (${reason}).`));
+      return;
+    }
+    const pages = [...lease.inflight.keys()];
+    for (const timer of lease.inflight.values()) clearTimeout(timer);
+    lease.inflight.clear();
+    this.#replace(lease);
+    for (const page of pages) {
+      const crashes = (this.#crashes.get(page) ?? 0) + 1;
+      this.#crashes.set(page, crashes);
+      if (crashes >= 2) this.#recordFailure(page, 'This page could not be rendered (the renderer ran out of memory or crashed on it).', null, null);
+      else this.#retry.push(page);
+    }
+    this.#retry.sort((a, b) => a - b);
+    this.#pump();
+  }
+
+  /** Terminates a stuck or crashed worker and leases a fresh one if there is work left. */
+  #replace(lease: Lease): void {
+    const orphans = [...lease.inflight.keys()];
+    this.#discard(lease);
+    this.#retry.push(...orphans);
+    this.#retry.sort((a, b) => a - b);
+    const needsInfo = lease.wantsInfo && this.#info === null;
+    const workLeft = needsInfo || this.#retry.length > 0 || this.#pageCount === null || this.#nextDispatch <= this.#pageCount;
+    if (!workLeft) return;
+    if (this.#restartsLeft-- <= 0) {
+      this.#fail(new ConversionError('render_failed', 'The PDF renderer kept crashing on this document, so the conversion was stopped.'));
+      return;
+    }
+    if (this.#active() > 0 && !needsInfo) {
+      this.#grow();
+      return;
+    }
+    this.#pool.acquire(this.#o.signal).then(
+      (worker) => {
+        if (this.#done) this.#pool.release(worker);
+        else this.#lease(worker, needsInfo);
+      },
+      (error: unknown) => this.#fail(error),
+    );
+  }
+
+  /** Done with this worker: it finishes, closes the document and returns to the pool. */
+  #close(lease: Lease): void {
+    lease.gone = true;
+    lease.worker.thread.postMessage({ type: 'close' });
+    const timer = setTimeout(() => {
+      if (this.#leases.delete(lease)) void this.#pool.discard(lease.worker);
+    }, CLOSE_TIMEOUT_MS);
+    timer.unref();
+  }
+
+  #discard(lease: Lease): Promise<void> {
+    lease.gone = true;
+    for (const timer of lease.inflight.values()) clearTimeout(timer);
+    lease.inflight.clear();
+    this.#leases.delete(lease);
+    lease.worker.listen(null);
+    return this.#pool.discard(lease.worker);
+  }
+
+  #recordFailure(page: number, message: string, widthPt: number | null, heightPt: number | null): void {
+    this.#failed.push(page);
+    this.#results.set(page, { failed: true, number: page, message, widthPt, heightPt });
+    this.#pump();
+    void this.#deliver();
+  }
+
+  /**
+   * A failed page becomes a blank page when its turn comes, so that a page of
+   * unknown size can take the size of the page before it (in a book, the
+   * likeliest size), known by then because delivery is in order.
+   */
+  async #blankPage(failure: PageFailure): Promise<RenderedPage> {
+    const sizePt = failure.widthPt && failure.heightPt ? { width: failure.widthPt, height: failure.heightPt } : this.#lastSizePt;
+    const o = this.#o;
+    const size = fitRenderSize(sizePt.width, sizePt.height, Math.max(...o.widths), o.maxPagePixels);
+    const images = await encodeBlankPage(size, { ...o, baseName: `page-${String(failure.number).padStart(5, '0')}` });
+    return {
+      number: failure.number,
+      widthPt: Math.round(sizePt.width * 100) / 100,
+      heightPt: Math.round(sizePt.height * 100) / 100,
+      images,
+      text: [],
+      links: [],
+      error: failure.message,
+    };
+  }
+
+  async #deliver(): Promise<void> {
+    if (this.#delivering || !this.#started || this.#done) return;
+    this.#delivering = true;
+    try {
+      for (;;) {
+        const ready = this.#results.get(this.#nextDeliver);
+        if (!ready || this.#done) break;
+        this.#results.delete(this.#nextDeliver);
+        const page = 'failed' in ready ? await this.#blankPage(ready) : ready;
+        this.#lastSizePt = { width: page.widthPt, height: page.heightPt };
+        await this.#o.onPage(page);
+        this.#nextDeliver++;
+        this.#pump();
+      }
+    } catch (error) {
+      this.#fail(error);
+      return;
+    } finally {
+      this.#delivering = false;
+    }
+    if (this.#pageCount !== null && this.#nextDeliver > this.#pageCount) this.#finish();
+    // A result may have landed while onPage ran for the previous page.
+    else if (this.#results.has(this.#nextDeliver)) await this.#deliver();
+  }
+
+  #finish(): void {
+    if (this.#done) return;
+    const count = this.#pageCount ?? 0;
+    if (this.#failed.length >= count) {
+      this.#fail(new ConversionError('render_failed', count === 1 ? 'The only page of this PDF could not be rendered.' : `None of the ${count} pages of this PDF could be rendered.`));
+      return;
+    }
+    this.#done = true;
+    // Every page was delivered, so no worker still writes for this job: they can wind down on their own.
+    for (const lease of [...this.#leases]) if (!lease.gone) this.#close(lease);
+    this.#settled.resolve({ ...this.#info!, failedPages: [...this.#failed].sort((a, b) => a - b) });
+  }
+
+  #fail(error: unknown): void {
+    if (this.#done) return;
+    this.#done = true;
+    // Terminated, not closed: nothing may keep rendering or writing for a failed job.
+    void Promise.all([...this.#leases].map((lease) => this.#discard(lease))).finally(() => this.#settled.reject(error));
+  }
+}

@@ -1,0 +1,16 @@
+import { index, integer, jsonb, pgTable, text, timestamp } from 'drizzle-orm/pg-core';
+import { workspaces } from '../workspaces/workspaces.tables.ts';
+
+/**
+ * The internal event log (an outbox): domain changes are recorded here in the
+ * same transaction as the change; the webhooks area delivers them.
+ */
+export const domainEvents = pgTable('domain_events', {
+  id: integer('id').primaryKey().generatedAlwaysAsIdentity(),
+  /** Public id of the event (evt_…), stable across deliveries. */
+  eventId: text('event_id').notNull(),
+  workspaceId: integer('workspace_id').notNull().references(() => workspaces.id, { onDelete: 'cascade' }),
+  type: text('type').notNull(),
+  payload: jsonb('payload').$type<Record<string, unknown>>().notNull(),
+  occurredAt: timestamp('occurred_at', { withTimezone: true, mode: 'date', precision: 3 }).notNull().defaultNow(),
+}, (t) => [index('domain_events_workspace_type_idx').on(t.workspaceId, t.type, t.occurredAt)]);

@@ -1,0 +1,29 @@
+/**
+ * Public page images, served from storage with immutable caching: their keys
+ * carry a rendition id that changes whenever pages are rendered again, so a
+ * URL never changes meaning. Only page images are served here; originals and
+ * PDFs go through the reader, which applies the book's download rules.
+ */
+import type { FastifyPluginAsync } from 'fastify';
+import { ERRORS } from '../errors.ts';
+import type { Storage } from './storage.ts';
+
+const PUBLIC_ASSET = /^books\/[A-Za-z0-9_-]+\/[A-Za-z0-9_-]+\/p\d+-w\d+\.(webp|jpeg)$/;
+
+export const assetsRoutes: FastifyPluginAsync<{ storage: Storage }> = async (app, { storage }) => {
+  app.get('/assets/*', {
+    schema: { hide: true },
+    config: { public: true, unlimited: true },
+  }, async (request, reply) => {
+    const key = (request.params as { '*': string })['*'];
+    if (!PUBLIC_ASSET.test(key)) throw ERRORS.notFound('Asset');
+    const object = await storage.get(key);
+    if (!object) throw ERRORS.notFound('Asset');
+    reply
+      .header('cache-control', 'public, max-age=31536000, immutable')
+      .header('content-type', object.info.contentType ?? 'application/octet-stream')
+      .header('content-length', String(object.info.size))
+      .header('cross-origin-resource-policy', 'cross-origin');
+    return reply.send(object.body);
+  });
+};

@@ -58,8 +58,8 @@ function canvasOf(frame: Frame, width: number, height: number): Canvas {
 
 /**
  * Two frames: one being rendered into, one being read by sharp. New ones for
- * each document: reusing a canvas whose context last drew a destroyed
- * document crashed Skia (segfault seen on the second of two LibreOffice PDFs).
+ * each document, so nothing a previous document drew can outlive it (see the
+ * flush after render below for the crash this guards against).
  */
 class FramePool {
   readonly #free: Frame[] = [{ canvases: new Map() }, { canvases: new Map() }];
@@ -175,6 +175,11 @@ async function renderPage(open: OpenDocument, number: number): Promise<void> {
       // The canvas is whole pixels; stretch the page to fill it exactly.
       transform: [size.width / viewport.width, 0, 0, size.height / viewport.height, 0, 0],
     }).promise;
+    // Skia defers drawing until the pixels are read, and the deferred draws can
+    // point at image memory pdf.js frees on page.cleanup()/destroy(): read now,
+    // while it is alive. Without this, converting two LibreOffice spreadsheets in
+    // a row segfaulted (see the regression test in office-to-pdf.test.ts).
+    canvas.data();
     const [text, links] = await Promise.all([
       page.getTextContent().then((content) => normaliseTextContent(content, base)),
       extractLinks(page, base, open.resolver, doc.numPages),

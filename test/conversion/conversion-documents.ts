@@ -3,21 +3,15 @@
  * containers) and access to the shared real-world corpus, which tests skip
  * with a message when ../shared is absent.
  */
-import { existsSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import assert from 'node:assert/strict';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { PDFDocument, PDFHexString, PDFName, PDFNull, PDFString, StandardFonts, degrees, type PDFPage, type PDFRef } from 'pdf-lib';
-import { convertDocument, type ConversionResult, type ConvertInput, type RenderedPage } from '../../src/modules/conversion/conversion.service.ts';
+import { ConversionError, convertDocument, type ConversionResult, type ConvertInput, type RenderedPage } from '../../src/modules/conversion/conversion.service.ts';
 
-export const CORPUS_DIR = path.resolve(import.meta.dirname, '../../../shared/fixtures/documents');
-export const CORPUS_SKIP = existsSync(CORPUS_DIR) ? false : `the shared fixture corpus is absent (${CORPUS_DIR})`;
+export { CORPUS_DIR, CORPUS_SKIP, corpus } from '../documents.ts';
 
-export function corpus(name: string): string {
-  return path.join(CORPUS_DIR, name);
-}
-
-/** A scratch directory removed after `fn`, whatever happens. */
 export async function withWorkDir<T>(fn: (dir: string) => Promise<T>): Promise<T> {
   const dir = await mkdtemp(path.join(tmpdir(), 'flipbook-conversion-test-'));
   try {
@@ -179,4 +173,15 @@ export function makeCfb(streamNames: string[]): Buffer {
   entry(0, 'Root Entry', 5, 0xffffffff, streamNames.length > 0 ? 1 : 0xffffffff);
   streamNames.forEach((name, i) => entry(i + 1, name, 2, i + 2 <= streamNames.length ? i + 2 : 0xffffffff, 0xffffffff));
   return file;
+}
+
+/** Awaits a promise that must reject with a ConversionError, and returns that error. */
+export async function failure(promise: Promise<unknown>): Promise<ConversionError> {
+  try {
+    await promise;
+  } catch (error) {
+    assert.ok(error instanceof ConversionError, String(error));
+    return error;
+  }
+  assert.fail('expected a ConversionError');
 }

@@ -2,8 +2,8 @@ import assert from 'node:assert/strict';
 import { crc32 } from 'node:zlib';
 import { describe, it } from 'node:test';
 import sharp from 'sharp';
-import { ConversionError, type RenderedPage } from '../../src/modules/conversion/conversion.service.ts';
-import { CORPUS_SKIP, convert, corpus, withWorkDir, writeTemp } from './conversion-documents.ts';
+import type { RenderedPage } from '../../src/modules/conversion/conversion.service.ts';
+import { CORPUS_SKIP, convert, corpus, failure, withWorkDir, writeTemp } from './conversion-documents.ts';
 
 async function convertImage(name: string, bytes: Uint8Array, options: Parameters<typeof convert>[1] = {}, inspect?: (page: RenderedPage) => Promise<void>) {
   return withWorkDir(async (dir) => convert(await writeTemp(dir, name, bytes), options, inspect ? (page) => inspect(page) : undefined));
@@ -16,15 +16,6 @@ async function pixel(file: string, fx: number, fy: number): Promise<[number, num
   return [data[offset]!, data[offset + 1]!, data[offset + 2]!];
 }
 
-async function failure(promise: Promise<unknown>): Promise<ConversionError> {
-  try {
-    await promise;
-  } catch (error) {
-    assert.ok(error instanceof ConversionError, String(error));
-    return error;
-  }
-  assert.fail('expected a ConversionError');
-}
 
 /** A PNG claiming the given size, with almost no image data: decoding it would allocate the claimed size. */
 function pngHeaderOnly(width: number, height: number): Buffer {

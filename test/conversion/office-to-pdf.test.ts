@@ -6,21 +6,12 @@ import path from 'node:path';
 import { describe, it } from 'node:test';
 import { pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
-import { ConversionError, findSoffice } from '../../src/modules/conversion/conversion.service.ts';
-import { CORPUS_SKIP, convert, corpus, makeCfb, withWorkDir, writeTemp } from './conversion-documents.ts';
+import { findSoffice } from '../../src/modules/conversion/conversion.service.ts';
+import { CORPUS_SKIP, convert, corpus, failure, makeCfb, withWorkDir, writeTemp } from './conversion-documents.ts';
 
 const soffice = await findSoffice();
 const NO_OFFICE = soffice ? false : 'LibreOffice is not installed (apt-get install libreoffice-writer-nogui libreoffice-calc-nogui libreoffice-impress-nogui)';
 
-async function failure(promise: Promise<unknown>): Promise<ConversionError> {
-  try {
-    await promise;
-  } catch (error) {
-    assert.ok(error instanceof ConversionError, String(error));
-    return error;
-  }
-  assert.fail('expected a ConversionError');
-}
 
 /** Running (a zombie waiting for this sandbox's init to reap it counts as dead). */
 const isAlive = (pid: number) => {

@@ -19,7 +19,7 @@
  *   finished cleanly go back to the pool.
  */
 import { ConversionError, abortedError } from './conversion.errors.ts';
-import type { DocumentInfo, ImageFormat, RenderedPage } from './conversion.types.ts';
+import type { DocumentInfo, RenderedPage } from './conversion.types.ts';
 import { encodeBlankPage, fitRenderSize } from './page-images.ts';
 import type { FromRenderWorker, RenderWorkerInit } from './pdf-render.protocol.ts';
 import { renderWorkerPool, type RenderWorker, type RenderWorkerPool } from './render-worker-pool.ts';
@@ -32,17 +32,8 @@ const FALLBACK_SIZE_PT = { width: 595.28, height: 841.89 };
 /** How long a worker may take to wind down after its last page before it is terminated instead. */
 const CLOSE_TIMEOUT_MS = 10_000;
 
-export interface RenderPdfOptions {
-  filePath: string;
-  password?: string;
-  /** Directory the page images are written to (must exist). */
-  outDir: string;
-  widths: number[];
-  format: ImageFormat;
-  quality: number;
-  effort: number;
-  maxPagePixels: number;
-  maxEmbeddedImagePixels: number;
+/** The document and output settings every render worker gets, plus how this render is run. */
+export interface RenderPdfOptions extends Omit<RenderWorkerInit, 'wantDocumentInfo'> {
   /** Workers for this document (capped by the pool size). Default: the pool size (cores). */
   concurrency?: number;
   pageTimeoutMs?: number;

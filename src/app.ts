@@ -22,6 +22,7 @@ import { healthRoutes } from './modules/health/health.routes.ts';
 import { meRoutes } from './modules/workspaces/me.routes.ts';
 import { booksRoutes } from './modules/books/books.routes.ts';
 import { assetsRoutes } from './platform/storage/assets.routes.ts';
+import { readerRoutes } from './modules/reader/reader.routes.ts';
 import type { Services } from './services.ts';
 
 export interface AppDependencies {
@@ -88,6 +89,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   );
 
   await app.register(assetsRoutes, { storage: deps.storage });
+  await app.register(readerRoutes, { db: database.db, storage: deps.storage, config });
 
   return app;
 }

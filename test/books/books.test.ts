@@ -4,31 +4,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { eq } from 'drizzle-orm';
-import { DEFAULT_SETTINGS, settingsRevision } from '../../src/modules/books/books.settings.ts';
 import { books } from '../../src/modules/books/books.tables.ts';
-import { newRandomId } from '../../src/modules/books/uploads.service.ts';
 import type { DatabaseTarget } from '../../src/platform/db/database.ts';
 import { makePdf } from '../documents.ts';
+import { insertBook } from '../factories.ts';
 import { eventually, scratchPostgres, startService, uploadFile, usingPostgres, waitForBatch, type TestService } from '../helpers.ts';
-
-/** A ready book row, for list and update tests that need no conversion. */
-async function createBook(svc: TestService, workspaceId: number, values: Partial<typeof books.$inferInsert> = {}) {
-  const name = values.name ?? `Book ${Math.random().toString(36).slice(2, 8)}`;
-  const [row] = await svc.runtime.database.db
-    .insert(books)
-    .values({
-      randomId: newRandomId(),
-      workspaceId,
-      name,
-      status: 'draft',
-      pageImagesStatus: 'ready',
-      settings: DEFAULT_SETTINGS,
-      settingsRevision: settingsRevision({ settings: DEFAULT_SETTINGS, name, description: null, pdfPassword: null }),
-      ...values,
-    })
-    .returning();
-  return row!;
-}
 
 describe('books', () => {
   let svc: TestService;
@@ -47,14 +27,14 @@ describe('books', () => {
         ['delta report', 'publish', 4], ['Epsilon', 'draft', 5], ['Zeta catalogue', 'publish', 5],
       ];
       for (const [name, status, minute] of specs) {
-        await createBook(svc, ws.id, {
+        await insertBook(svc, ws.id, {
           name, status,
           publishedDate: status === 'schedule' ? new Date(Date.now() + 86_400_000) : null,
           createdAt: new Date(t0 + minute * 60_000), updatedAt: new Date(t0 + (10 - minute) * 60_000),
         });
       }
       const other = await svc.workspace();
-      await createBook(svc, other.id, { name: 'Other workspace catalogue', status: 'publish' });
+      await insertBook(svc, other.id, { name: 'Other workspace catalogue', status: 'publish' });
     });
 
     const names = (res: { body: { data: { name: string }[] } }) => res.body.data.map((b) => b.name);
@@ -111,7 +91,7 @@ describe('books', () => {
   describe('PUT /books/{book}', () => {
     it('updates settings and fields, keeps read-only ones, never returns the password', async () => {
       const ws = await svc.workspace({ plan: 'pro' });
-      const book = await createBook(svc, ws.id);
+      const book = await insertBook(svc, ws.id);
       const res = await svc.request('PUT', `/v1/books/${book.randomId}`, {
         key: ws.key,
         body: {
@@ -146,14 +126,14 @@ describe('books', () => {
 
     it('keeps the badge on for plans that cannot remove it', async () => {
       const ws = await svc.workspace({ plan: 'free' });
-      const book = await createBook(svc, ws.id);
+      const book = await insertBook(svc, ws.id);
       const res = await svc.request('PUT', `/v1/books/${book.randomId}`, { key: ws.key, body: { status: 'draft', made_with_badge_enabled: false } });
       assert.equal(res.body.data.settings.made_with_badge_enabled, true);
     });
 
     it('validates the body with the spec\'s limits', async () => {
       const ws = await svc.workspace();
-      const book = await createBook(svc, ws.id);
+      const book = await insertBook(svc, ws.id);
       const cases: [Record<string, unknown>, string][] = [
         [{}, 'status'],
         [{ status: 'archived' }, 'status'],
@@ -177,7 +157,7 @@ describe('books', () => {
 
     it('publishes a scheduled book when its time comes', async () => {
       const ws = await svc.workspace();
-      const book = await createBook(svc, ws.id);
+      const book = await insertBook(svc, ws.id);
       const at = new Date(Date.now() + 1500).toISOString();
       const res = await svc.request('PUT', `/v1/books/${book.randomId}`, { key: ws.key, body: { status: 'schedule', published_date: at } });
       assert.equal(res.status, 200, res.text);
@@ -192,7 +172,7 @@ describe('books', () => {
 
     it('unpublishes at expires_at: the record shows it at that instant, and the job persists it', async () => {
       const ws = await svc.workspace();
-      const book = await createBook(svc, ws.id);
+      const book = await insertBook(svc, ws.id);
       const expiresAt = new Date(Date.now() + 1500);
       const res = await svc.request('PUT', `/v1/books/${book.randomId}`, { key: ws.key, body: { status: 'publish', expires_at: expiresAt.toISOString() } });
       assert.equal(res.body.data.status, 'publish');
@@ -212,7 +192,7 @@ describe('books', () => {
 
     it('billing expiry is read-only through the API and set by the operator', async () => {
       const ws = await svc.workspace();
-      const book = await createBook(svc, ws.id, { status: 'publish' });
+      const book = await insertBook(svc, ws.id, { status: 'publish' });
       await svc.runtime.services.books.setBillingExpiry(book.randomId, new Date('2027-01-01T00:00:00Z'));
       const read = await svc.request('GET', `/v1/books/${book.randomId}`, { key: ws.key });
       assert.equal(read.body.data.billing_expires_at, '2027-01-01T00:00:00.000Z');
@@ -223,7 +203,7 @@ describe('books', () => {
   it('confines books to their workspace: another workspace gets 404 for read, update and delete', async () => {
     const a = await svc.workspace();
     const b = await svc.workspace();
-    const book = await createBook(svc, a.id);
+    const book = await insertBook(svc, a.id);
     for (const [method, body] of [['GET', undefined], ['PUT', { status: 'publish' }], ['DELETE', undefined]] as const) {
       const res = await svc.request(method, `/v1/books/${book.randomId}`, { key: b.key, body });
       assert.equal(res.status, 404, method);

@@ -1,0 +1,249 @@
+/// <reference lib="dom" />
+/// <reference lib="dom.iterable" />
+/**
+ * The reader's browser code: takes over the server-rendered page, lays the
+ * book out for the screen (spreads when wide, single pages when narrow, the
+ * scroll view when the book asks for it), and turns pages on buttons, keys,
+ * swipes, clicks, links and #page=N.
+ */
+import type { ReaderData } from '../reader.types.ts';
+import { byId, reducedMotion } from './dom.ts';
+import { PagedView } from './paged.ts';
+import { Pages } from './pages.ts';
+import { setupPanels } from './panels.ts';
+import { ScrollView } from './scroll.ts';
+import { TurnSound } from './sound.ts';
+
+const ANIMATIONS = ['flip', 'scroll_view', 'slide', 'fade', 'zoom', 'flick-through', 'cut'];
+
+function start(): void {
+  const dataEl = byId('reader-data');
+  const stage = byId('stage');
+  if (!dataEl || !stage) return;
+  const data = JSON.parse(dataEl.textContent!) as ReaderData;
+  const root = document.documentElement;
+  const total = data.pages.length;
+  if (total === 0) return;
+  const params = new URLSearchParams(location.search);
+  const rtl = params.get('dir') === 'rtl';
+  const forced = params.get('animation');
+  const pages = new Pages(data);
+  const sound = new TurnSound(data.snd);
+  const announcer = byId('announcer')!;
+  const input = byId<HTMLInputElement>('page-input')!;
+  const prevButton = byId('prev')!;
+  const nextButton = byId('next')!;
+
+  let view: PagedView | ScrollView | null = null;
+  let mode = '';
+  let current = 1;
+
+  const pageFromHash = (): number | null => {
+    const match = /(?:^#|&)page=(\d+)/.exec(location.hash);
+    if (!match) return null;
+    return Math.min(Math.max(1, Number(match[1])), total);
+  };
+
+  const label = (visible: number[]): string =>
+    visible.length > 1 ? `Pages ${visible[0]}–${visible[visible.length - 1]} of ${total}` : `Page ${visible[0] ?? current} of ${total}`;
+
+  /** Everything that follows the current page: the page field, buttons, URL, announcement. */
+  const changed = (announce: boolean): void => {
+    const visible = view?.visible() ?? [current];
+    input.value = String(current);
+    root.dataset.page = String(current);
+    root.dataset.visible = visible.join(',');
+    const atStart = !view?.neighbour(current, -1);
+    const atEnd = !view?.neighbour(current, 1);
+    prevButton.setAttribute('aria-disabled', String(atStart));
+    nextButton.setAttribute('aria-disabled', String(atEnd));
+    if (announce) {
+      const hash = `#page=${current}`;
+      if (location.hash !== hash) history.replaceState(history.state, '', hash);
+      announcer.textContent = label(visible);
+    }
+  };
+
+  const go = (page: number, animate = true): void => {
+    if (!view || !Number.isFinite(page)) return;
+    const target = view.firstOf(Math.min(Math.max(1, Math.round(page)), total));
+    const focusWasOnPage = stage.contains(document.activeElement);
+    const turned = view.show(target, animate && !reducedMotion());
+    current = target;
+    if (turned && animate && view.kind === 'paged') sound.play();
+    changed(true);
+    // A focused link on the old page is gone: keep focus in the book.
+    if (focusWasOnPage && !stage.contains(document.activeElement)) stage.focus({ preventScroll: true });
+  };
+
+  const step = (delta: number): void => {
+    const target = view?.neighbour(current, delta);
+    if (target) go(target);
+  };
+
+  const layout = (): void => {
+    const width = stage.clientWidth;
+    const height = stage.clientHeight;
+    if (!width || !height) return;
+    const small = matchMedia('(max-width: 640px), (max-height: 420px)').matches;
+    let animation = forced && ANIMATIONS.includes(forced) ? forced : small ? data.manim : data.anim;
+    if (!ANIMATIONS.includes(animation)) animation = 'flip';
+    if (reducedMotion() && animation !== 'scroll_view') animation = 'cut';
+    // Two pages side by side when that does not make them much smaller than one alone.
+    const ratio = pages.ratio(1);
+    const single = Math.min(height, width / ratio);
+    const double = Math.min(height, width / (2 * ratio));
+    const spread = animation !== 'scroll_view' && width >= 600 && total > 1 && double >= single * 0.8;
+    const key = `${animation}|${spread}`;
+    if (key !== mode) {
+      view?.destroy();
+      stage.querySelector('.ssr')?.remove();
+      view = animation === 'scroll_view'
+        ? new ScrollView(stage, pages, (page) => {
+            current = page;
+            changed(false);
+            scheduleAnnounce();
+          })
+        : new PagedView(stage, pages, { spread, animation, rtl });
+      mode = key;
+      root.dataset.mode = view.kind;
+      root.dataset.spread = String(spread);
+      root.dataset.animation = animation;
+      view.layout(width, height);
+      current = view.firstOf(current);
+      view.show(current, false);
+    } else {
+      view!.layout(width, height);
+    }
+    changed(false);
+  };
+
+  let announceTimer = 0;
+  const scheduleAnnounce = (): void => {
+    clearTimeout(announceTimer);
+    announceTimer = window.setTimeout(() => changed(true), 400);
+  };
+
+  current = pageFromHash() ?? 1;
+  layout();
+  new ResizeObserver(() => requestAnimationFrame(layout)).observe(stage);
+  addEventListener('hashchange', () => {
+    const page = pageFromHash();
+    if (page && view && view.firstOf(page) !== current) go(page);
+  });
+
+  prevButton.addEventListener('click', () => (rtl ? step(1) : step(-1)));
+  nextButton.addEventListener('click', () => (rtl ? step(-1) : step(1)));
+  if (rtl) {
+    prevButton.setAttribute('aria-label', 'Next page');
+    nextButton.setAttribute('aria-label', 'Previous page');
+  }
+  byId<HTMLFormElement>('goto')!.addEventListener('submit', (event) => {
+    event.preventDefault();
+    const page = parseInt(input.value, 10);
+    if (page >= 1) go(page);
+    else input.value = String(current);
+  });
+  input.addEventListener('blur', () => (input.value = String(current)));
+
+  // Keyboard: arrows, Page Up/Down, Home, End — not while typing or in a dialog.
+  addEventListener('keydown', (event) => {
+    if (event.defaultPrevented || event.altKey || event.ctrlKey || event.metaKey) return;
+    const target = event.target as HTMLElement;
+    if (target.closest('input, textarea, select, [contenteditable], dialog')) return;
+    const forward = rtl ? 'ArrowLeft' : 'ArrowRight';
+    const backward = rtl ? 'ArrowRight' : 'ArrowLeft';
+    switch (event.key) {
+      case forward:
+      case 'PageDown':
+        step(1);
+        break;
+      case backward:
+      case 'PageUp':
+        step(-1);
+        break;
+      case 'Home':
+        go(1);
+        break;
+      case 'End':
+        go(total);
+        break;
+      default:
+        return;
+    }
+    event.preventDefault();
+  });
+
+  // Swipes anywhere on the stage; clicks on the book's left or right half.
+  let down: { x: number; y: number; id: number } | null = null;
+  stage.addEventListener('pointerdown', (event) => {
+    if (event.button === 0 && view?.kind === 'paged') down = { x: event.clientX, y: event.clientY, id: event.pointerId };
+  });
+  stage.addEventListener('pointercancel', () => (down = null));
+  stage.addEventListener('pointerup', (event) => {
+    if (!down || down.id !== event.pointerId) return;
+    const dx = event.clientX - down.x;
+    const dy = event.clientY - down.y;
+    down = null;
+    if (Math.abs(dx) > 40 && Math.abs(dx) > Math.abs(dy) * 1.2) {
+      step((dx < 0) !== rtl ? 1 : -1);
+      return;
+    }
+    if (Math.abs(dx) > 6 || Math.abs(dy) > 6) return;
+    const target = event.target as HTMLElement;
+    const book = stage.querySelector('.book');
+    if (!book || target.closest('a, button, input') || !book.contains(target)) return;
+    const box = book.getBoundingClientRect();
+    step((event.clientX > box.left + box.width / 2) !== rtl ? 1 : -1);
+  });
+
+  // Sound: needs a user gesture to start; the button mutes it.
+  const soundButton = byId('sound');
+  const unlock = (): void => sound.unlock();
+  addEventListener('pointerdown', unlock, { once: true });
+  addEventListener('keydown', unlock, { once: true });
+  soundButton?.addEventListener('click', () => {
+    sound.enabled = !sound.enabled;
+    if (sound.enabled) sound.unlock();
+    soundButton.setAttribute('aria-pressed', String(sound.enabled));
+  });
+
+  // Full screen (also inside an iframe that allows it).
+  const fullscreenButton = byId('fullscreen');
+  if (fullscreenButton) {
+    if (!document.fullscreenEnabled) {
+      fullscreenButton.hidden = true;
+    } else {
+      const enter = () => root.requestFullscreen().catch(() => undefined);
+      fullscreenButton.addEventListener('click', () => {
+        if (document.fullscreenElement) void document.exitFullscreen();
+        else void enter();
+      });
+      document.addEventListener('fullscreenchange', () => {
+        fullscreenButton.setAttribute('aria-pressed', String(Boolean(document.fullscreenElement)));
+      });
+      if (data.fsd) {
+        // Browsers allow full screen only from a user gesture: try now, then on the first one.
+        void enter();
+        const onFirst = (event: Event): void => {
+          removeEventListener('click', onFirst, true);
+          removeEventListener('keydown', onFirst, true);
+          if (!document.fullscreenElement && !(event.target as HTMLElement).closest?.('#fullscreen')) void enter();
+        };
+        addEventListener('click', onFirst, true);
+        addEventListener('keydown', onFirst, true);
+      }
+    }
+  }
+
+  setupPanels({
+    data,
+    go: (page) => go(page),
+    current: () => current,
+    setHits: (hits) => pages.setHits(hits),
+  });
+  root.dataset.ready = 'true';
+}
+
+if (document.readyState === 'loading') document.addEventListener('DOMContentLoaded', start);
+else start();

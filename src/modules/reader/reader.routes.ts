@@ -1,0 +1,227 @@
+/**
+ * The public reader, at the root of the site (not under /v1):
+ *
+ *   GET /read/:randomId            the reader page (HTML)
+ *   GET /read/:randomId/search?q=  full-text search (JSON)
+ *   GET /read/:randomId/text       page text beyond what the page carries (JSON)
+ *   GET /read/:randomId/download   the PDF, when the book is downloadable
+ *   GET /reader-assets/:file       the reader's script and styles (content-hashed, immutable)
+ *
+ * Every request passes the book's availability (reader.service.ts) and then
+ * the access policy (reader.access.ts), the hook for access gates and embed
+ * domains.
+ */
+import { randomBytes } from 'node:crypto';
+import { promisify } from 'node:util';
+import { brotliCompress, constants, gzip } from 'node:zlib';
+import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
+import type { Config } from '../../platform/config/env.ts';
+import type { Db } from '../../platform/db/database.ts';
+import { ERRORS } from '../../platform/errors.ts';
+import type { Storage } from '../../platform/storage/storage.ts';
+import { allowAllReaders, type ReaderAccessPolicy, type ReaderRequestKind } from './reader.access.ts';
+import { readerBundle } from './reader.bundle.ts';
+import { backgroundCss, renderNoticePage, renderReaderPage } from './reader.html.ts';
+import { ReaderService, SEARCH_MAX_QUERY, TEXT_PAGES_PER_REQUEST, type ReaderBook } from './reader.service.ts';
+import { encryptPdf, QpdfMissingError } from './pdf-encrypt.ts';
+
+export interface ReaderRoutesOptions {
+  db: Db;
+  storage: Storage;
+  config: Readonly<Config>;
+  /** How long after billing_expires_at a book still shows its pages. Default 7 days. */
+  billingGraceMs?: number;
+  /** Who may read what, from where. Default: everyone, embeddable anywhere. */
+  access?: ReaderAccessPolicy;
+  /** Characters of page text the page itself carries. Default 200,000. */
+  textBudgetChars?: number;
+  /** The qpdf binary, for password-protected downloads. Default "qpdf" on PATH. */
+  qpdf?: string;
+}
+
+const ROUTE = { schema: { hide: true }, config: { public: true, unlimited: true } } as const;
+const compressGzip = promisify(gzip);
+const compressBrotli = promisify(brotliCompress);
+
+type Encoding = 'br' | 'gzip' | null;
+
+function encodingFor(request: FastifyRequest): Encoding {
+  const accepted = String(request.headers['accept-encoding'] ?? '');
+  if (/\bbr\b/.test(accepted)) return 'br';
+  if (/\bgzip\b/.test(accepted)) return 'gzip';
+  return null;
+}
+
+function contentSecurityPolicy(input: { nonce: string; imageOrigins: string[]; frameAncestors: '*' | string[] }): string {
+  return [
+    "default-src 'none'",
+    "script-src 'self'",
+    `style-src 'self' 'nonce-${input.nonce}'`,
+    `img-src 'self' data: ${input.imageOrigins.join(' ')}`.trim(),
+    "connect-src 'self'",
+    `frame-ancestors ${input.frameAncestors === '*' ? '*' : input.frameAncestors.join(' ') || "'none'"}`,
+    "base-uri 'none'",
+    "form-action 'self'",
+    "object-src 'none'",
+  ].join('; ');
+}
+
+function contentDisposition(filename: string): string {
+  const ascii = filename.replace(/[^\x20-\x7e]/g, '_').replace(/["\\]/g, '_');
+  return `attachment; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(filename)}`;
+}
+
+export const readerRoutes: FastifyPluginAsync<ReaderRoutesOptions> = async (app, options) => {
+  const service = new ReaderService({ db: options.db, storage: options.storage, config: options.config, billingGraceMs: options.billingGraceMs, textBudgetChars: options.textBudgetChars });
+  const access = options.access ?? allowAllReaders;
+  const assetOrigins = service.assetOrigins();
+
+  async function sendHtml(request: FastifyRequest, reply: FastifyReply, status: number, html: string, csp: { nonce: string; imageOrigins?: string[]; frameAncestors: '*' | string[] }) {
+    // Helmet's X-Frame-Options would forbid embedding; frame-ancestors says where the reader may be framed instead.
+    reply.removeHeader('x-frame-options');
+    reply
+      .code(status)
+      .header('content-type', 'text/html; charset=utf-8')
+      .header('content-security-policy', contentSecurityPolicy({ nonce: csp.nonce, imageOrigins: csp.imageOrigins ?? [], frameAncestors: csp.frameAncestors }))
+      .header('cache-control', 'private, no-cache')
+      .header('vary', 'accept-encoding');
+    const body = Buffer.from(html);
+    const encoding = body.length > 1024 ? encodingFor(request) : null;
+    if (!encoding) return reply.send(body);
+    const compressed = encoding === 'br'
+      ? await compressBrotli(body, { params: { [constants.BROTLI_PARAM_QUALITY]: 5, [constants.BROTLI_PARAM_SIZE_HINT]: body.length } })
+      : await compressGzip(body, { level: 6 });
+    return reply.header('content-encoding', encoding).send(compressed);
+  }
+
+  function notice(request: FastifyRequest, reply: FastifyReply, status: number, title: string, message: string, bookName?: string, frameAncestors: '*' | string[] = '*') {
+    const nonce = randomBytes(16).toString('base64');
+    return sendHtml(request, reply, status, renderNoticePage({ nonce, title, message, bookName }), { nonce, frameAncestors });
+  }
+
+  type Gate = { ok: true; book: ReaderBook; frameAncestors: '*' | string[] } | { ok: false; status: number; title: string; message: string; html?: string; bookName?: string; frameAncestors: '*' | string[] };
+
+  /** Availability, then the access policy. */
+  async function gate(request: FastifyRequest, kind: ReaderRequestKind): Promise<Gate> {
+    const { randomId } = request.params as { randomId: string };
+    const book = await service.find(randomId);
+    const availability = service.availability(book);
+    if (availability === 'missing' || !book) {
+      return { ok: false, status: 404, title: 'Flipbook not found', message: 'There is no flipbook at this address, or it is not published.', frameAncestors: '*' };
+    }
+    if (availability === 'gone') {
+      return { ok: false, status: 410, title: 'Flipbook no longer available', message: 'This flipbook is no longer available: its publisher set it to expire.', bookName: book.row.name, frameAncestors: '*' };
+    }
+    const decision = await access.check({ book, kind, headers: request.headers, query: (request.query ?? {}) as Record<string, unknown>, ip: request.ip });
+    if (!decision.allow) {
+      return { ok: false, status: decision.status, title: decision.title, message: decision.message, html: decision.html, bookName: book.row.name, frameAncestors: decision.frameAncestors ?? '*' };
+    }
+    if (availability === 'billing_expired') {
+      // Still published; the publisher's subscription lapsed, so the pages are withheld.
+      const status = kind === 'page' ? 200 : 403;
+      return { ok: false, status, title: 'Flipbook temporarily unavailable', message: 'This flipbook has expired and is temporarily unavailable. Please check back later or contact its publisher.', bookName: book.row.name, frameAncestors: decision.frameAncestors };
+    }
+    return { ok: true, book, frameAncestors: decision.frameAncestors };
+  }
+
+  async function refuseHtml(request: FastifyRequest, reply: FastifyReply, refused: Extract<Gate, { ok: false }>) {
+    if (refused.html) {
+      const nonce = randomBytes(16).toString('base64');
+      return sendHtml(request, reply, refused.status, refused.html, { nonce, frameAncestors: refused.frameAncestors });
+    }
+    return notice(request, reply, refused.status, refused.title, refused.message, refused.bookName, refused.frameAncestors);
+  }
+
+  function refuseJson(refused: Extract<Gate, { ok: false }>): never {
+    if (refused.status === 404) throw ERRORS.notFound('Book');
+    if (refused.status === 410) throw ERRORS.gone(refused.message);
+    throw ERRORS.forbidden(refused.message);
+  }
+
+  app.get('/read/:randomId', ROUTE, async (request, reply) => {
+    const result = await gate(request, 'page');
+    if (!result.ok) return refuseHtml(request, reply, result);
+    const { book } = result;
+    const [bundle, content] = await Promise.all([readerBundle(), service.content(book)]);
+    const nonce = randomBytes(16).toString('base64');
+    const background = backgroundCss(book.settings.background, book.settings.image_display);
+    const html = renderReaderPage({
+      book,
+      content,
+      nonce,
+      scriptUrl: `/reader-assets/${bundle.js.name}`,
+      styleUrl: `/reader-assets/${bundle.css.name}`,
+      bookCss: background.css,
+      downloadUrl: `/read/${book.row.randomId}/download`,
+    });
+    const imageOrigins = background.imageOrigin ? [...assetOrigins, background.imageOrigin] : assetOrigins;
+    return sendHtml(request, reply, 200, html, { nonce, imageOrigins, frameAncestors: result.frameAncestors });
+  });
+
+  app.get('/read/:randomId/search', ROUTE, async (request, reply) => {
+    const result = await gate(request, 'search');
+    if (!result.ok) refuseJson(result);
+    const q = (request.query as { q?: unknown }).q;
+    if (typeof q !== 'string' || !q.trim()) throw ERRORS.validation({ q: ['The q field is required.'] });
+    if (q.length > SEARCH_MAX_QUERY * 2) throw ERRORS.validation({ q: [`The q field must be at most ${SEARCH_MAX_QUERY} characters.`] });
+    reply.header('cache-control', 'private, max-age=60').header('x-robots-tag', 'noindex');
+    return service.search(result.book, q);
+  });
+
+  app.get('/read/:randomId/text', ROUTE, async (request, reply) => {
+    const result = await gate(request, 'text');
+    if (!result.ok) refuseJson(result);
+    const query = request.query as { from?: string; to?: string };
+    const from = Number(query.from ?? 1);
+    const to = Number(query.to ?? from + TEXT_PAGES_PER_REQUEST - 1);
+    if (!Number.isInteger(from) || !Number.isInteger(to) || from < 1 || to < from) {
+      throw ERRORS.validation({ from: ['from and to must be page numbers with from <= to.'] });
+    }
+    reply.header('cache-control', 'private, max-age=60').header('x-robots-tag', 'noindex');
+    return service.text(result.book, from, to);
+  });
+
+  app.get('/read/:randomId/download', ROUTE, async (request, reply) => {
+    const result = await gate(request, 'download');
+    if (!result.ok) return refuseHtml(request, reply, result);
+    const { book } = result;
+    const pdf = await service.openPdf(book);
+    if (!pdf) return notice(request, reply, 404, 'Download not available', 'This flipbook cannot be downloaded.', book.row.name);
+    let body = pdf.body;
+    let size = pdf.size;
+    if (book.row.pdfPassword) {
+      try {
+        ({ body, size } = await encryptPdf(pdf.body, book.row.pdfPassword, { sourcePassword: book.row.sourcePassword, qpdf: options.qpdf }));
+      } catch (error) {
+        pdf.body.destroy();
+        if (error instanceof QpdfMissingError) {
+          request.log.error({ err: error }, 'password-protected download needs qpdf');
+          return notice(request, reply, 503, 'Download unavailable', 'The download cannot be prepared right now. Please try again later.', book.row.name);
+        }
+        throw error;
+      }
+    }
+    reply
+      .header('content-type', 'application/pdf')
+      .header('content-disposition', contentDisposition(pdf.filename))
+      .header('cache-control', 'private, no-store')
+      .header('x-robots-tag', 'noindex');
+    if (size !== null) reply.header('content-length', String(size));
+    return reply.send(body);
+  });
+
+  app.get('/reader-assets/:file', ROUTE, async (request, reply) => {
+    const bundle = await readerBundle();
+    const file = bundle.files.get((request.params as { file: string }).file);
+    if (!file) throw ERRORS.notFound('Asset');
+    const encoding = encodingFor(request);
+    const body = encoding === 'br' ? file.br : encoding === 'gzip' ? file.gzip : file.raw;
+    if (encoding) reply.header('content-encoding', encoding);
+    return reply
+      .header('content-type', file.contentType)
+      .header('cache-control', 'public, max-age=31536000, immutable')
+      .header('vary', 'accept-encoding')
+      .header('cross-origin-resource-policy', 'same-origin')
+      .send(body);
+  });
+};

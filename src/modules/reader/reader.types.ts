@@ -1,0 +1,68 @@
+/**
+ * What the server hands the reader's browser code: one JSON document embedded
+ * in the page (ReaderData) and the answers of the search and text endpoints.
+ * Shared by the server (reader.service.ts) and the client (client/), so it
+ * holds types only.
+ */
+
+/** A clickable area: x, y, width, height as 0..1 fractions of the page (origin top-left), then a URL or a 1-based page. */
+export type ReaderLink = [x: number, y: number, width: number, height: number, target: string | number];
+
+/** One rendition of a page image: pixel width, pixel height, and the URL after ReaderData.img. */
+export type ReaderImage = [width: number, height: number, suffix: string];
+
+export interface ReaderPage {
+  /** Page size in PDF points. */
+  w: number;
+  h: number;
+  /** Smallest first. */
+  i: ReaderImage[];
+  l?: ReaderLink[];
+}
+
+export interface ReaderData {
+  /** The book's random id. */
+  id: string;
+  title: string;
+  /** Path prefix of the book's reader endpoints ("/read/<id>"). */
+  base: string;
+  /** Absolute public address of the reader (what share links point to). */
+  url: string;
+  /** Common prefix of every page image URL. */
+  img: string;
+  pages: ReaderPage[];
+  /** animation_type, and mobile_animation_type (or the same) for small screens. */
+  anim: string;
+  manim: string;
+  /** open_fullscreen_by_default (only when fullscreen is enabled). */
+  fsd: boolean;
+  /** sound_enabled. */
+  snd: boolean;
+  /** Watermark text drawn over every page, or null. */
+  wm: string | null;
+  /** The text of pages 1..textUntil is in the HTML; later pages come from the text endpoint. */
+  textUntil: number;
+}
+
+export type HitRect = [x: number, y: number, width: number, height: number];
+
+export interface SearchHit {
+  page: number;
+  /** A snippet around the first match on the page: before, match, after. */
+  before: string;
+  match: string;
+  after: string;
+  /** Where the matches are on the page (0..1 fractions), for highlighting. */
+  rects: HitRect[];
+}
+
+export interface SearchResponse {
+  query: string;
+  /** Pages that match (hits holds at most the first SEARCH_HIT_LIMIT of them). */
+  total: number;
+  hits: SearchHit[];
+}
+
+export interface TextResponse {
+  pages: { page: number; text: string }[];
+}

@@ -3,3 +3,6 @@ export * from '../../modules/workspaces/workspaces.tables.ts';
 export * from '../http/http.tables.ts';
 export * from '../../modules/books/books.tables.ts';
 export * from '../../modules/events/events.tables.ts';
+export * from '../mail/mail.tables.ts';
+export * from '../../modules/access/access.tables.ts';
+export * from '../../modules/analytics/analytics.tables.ts';

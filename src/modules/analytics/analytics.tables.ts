@@ -1,0 +1,145 @@
+/**
+ * What readers did. Three event tables, all written by the reader's event
+ * ingestion and read by the analytics queries:
+ *  - view_events: one row per reader visit (a reader session), its totals kept
+ *    current as the visit's events arrive;
+ *  - interaction_events: every event the reader reports (spec part 2);
+ *  - audit_events: the subset that matters for compliance (access gate,
+ *    downloads, clicks, forms), as spec part 4's audit log lists them.
+ *
+ * The analytics queries filter by book and time, or book and reader, so both
+ * pairs are indexed. At scale, interaction_events and audit_events are the
+ * tables to partition by month on occurred_at (PostgreSQL declarative range
+ * partitioning; the primary key then becomes (id, occurred_at)): old months
+ * can be detached and archived without touching current ones.
+ */
+import { bigint, boolean, doublePrecision, index, integer, jsonb, pgTable, real, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import { books } from '../books/books.tables.ts';
+import { workspaces } from '../workspaces/workspaces.tables.ts';
+
+const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date', precision: 3 });
+const id64 = () => bigint('id', { mode: 'number' }).primaryKey().generatedAlwaysAsIdentity();
+
+/** A shareable reader URL (preview_url?tl=slug) whose visits are attributed to it. */
+export const trackedLinks = pgTable('tracked_links', {
+  id: integer('id').primaryKey().generatedAlwaysAsIdentity(),
+  workspaceId: integer('workspace_id').notNull().references(() => workspaces.id, { onDelete: 'cascade' }),
+  bookId: integer('book_id').notNull().references(() => books.id, { onDelete: 'cascade' }),
+  name: text('name').notNull(),
+  slug: text('slug').notNull(),
+  createdAt: ts('created_at').notNull().defaultNow(),
+}, (t) => [uniqueIndex('tracked_links_book_slug_key').on(t.bookId, t.slug)]);
+
+/** An identified reader of a workspace: known only through the access gate or a form they filled in. */
+export const viewers = pgTable('viewers', {
+  id: integer('id').primaryKey().generatedAlwaysAsIdentity(),
+  workspaceId: integer('workspace_id').notNull().references(() => workspaces.id, { onDelete: 'cascade' }),
+  email: text('email').notNull(),
+  name: text('name'),
+  createdAt: ts('created_at').notNull().defaultNow(),
+}, (t) => [uniqueIndex('viewers_workspace_email_key').on(t.workspaceId, t.email)]);
+
+const geography = {
+  country: text('country'),
+  region: text('region'),
+  city: text('city'),
+  latitude: doublePrecision('latitude'),
+  longitude: doublePrecision('longitude'),
+};
+
+export const viewEvents = pgTable('view_events', {
+  id: id64(),
+  workspaceId: integer('workspace_id').notNull().references(() => workspaces.id, { onDelete: 'cascade' }),
+  bookId: integer('book_id').notNull().references(() => books.id, { onDelete: 'cascade' }),
+  /** The reader session (random, made by the reader page; not a cookie). */
+  sessionId: text('session_id').notNull(),
+  viewerId: integer('viewer_id').references(() => viewers.id, { onDelete: 'set null' }),
+  trackedLinkId: integer('tracked_link_id').references(() => trackedLinks.id, { onDelete: 'set null' }),
+  sourceHost: text('source_host'),
+  fromEmbedded: boolean('from_embedded').notNull().default(false),
+  impressions: integer('impressions').notNull().default(1),
+  reads: integer('reads').notNull().default(0),
+  clicks: integer('clicks').notNull().default(0),
+  pagesViewed: integer('pages_viewed').notNull().default(0),
+  /** Distinct pages seen, to count pages_viewed without double counting. */
+  pagesSeen: integer('pages_seen').array().notNull().default([]),
+  activeMs: bigint('active_ms', { mode: 'number' }).notNull().default(0),
+  durationSeconds: integer('duration_seconds').notNull().default(0),
+  engagementScore: real('engagement_score').notNull().default(0),
+  exitReason: text('exit_reason'),
+  ...geography,
+  recordedAt: ts('recorded_at').notNull().defaultNow(),
+  updatedAt: ts('updated_at').notNull().defaultNow(),
+}, (t) => [
+  uniqueIndex('view_events_book_session_key').on(t.bookId, t.sessionId),
+  index('view_events_book_time_idx').on(t.bookId, t.recordedAt),
+  index('view_events_book_viewer_idx').on(t.bookId, t.viewerId, t.recordedAt),
+]);
+
+export const interactionEvents = pgTable('interaction_events', {
+  id: id64(),
+  workspaceId: integer('workspace_id').notNull().references(() => workspaces.id, { onDelete: 'cascade' }),
+  bookId: integer('book_id').notNull().references(() => books.id, { onDelete: 'cascade' }),
+  viewEventId: bigint('view_event_id', { mode: 'number' }).references(() => viewEvents.id, { onDelete: 'cascade' }),
+  viewerId: integer('viewer_id').references(() => viewers.id, { onDelete: 'set null' }),
+  trackedLinkId: integer('tracked_link_id').references(() => trackedLinks.id, { onDelete: 'set null' }),
+  sessionId: text('session_id').notNull(),
+  /** The reader's own sequence number within the session: a re-sent batch is not counted twice. */
+  sequence: integer('sequence').notNull(),
+  eventType: text('event_type').notNull(),
+  pageNumber: integer('page_number'),
+  activeMs: integer('active_ms'),
+  exitReason: text('exit_reason'),
+  /** direct | embed | tracked_link */
+  sourceType: text('source_type').notNull(),
+  sourceHost: text('source_host'),
+  ...geography,
+  metadata: jsonb('metadata').$type<unknown[]>(),
+  occurredAt: ts('occurred_at').notNull(),
+  createdAt: ts('created_at').notNull().defaultNow(),
+}, (t) => [
+  uniqueIndex('interaction_events_session_sequence_key').on(t.bookId, t.sessionId, t.sequence),
+  index('interaction_events_book_time_idx').on(t.bookId, t.occurredAt),
+  index('interaction_events_book_viewer_idx').on(t.bookId, t.viewerId, t.occurredAt),
+]);
+
+export const auditEvents = pgTable('audit_events', {
+  id: id64(),
+  workspaceId: integer('workspace_id').notNull().references(() => workspaces.id, { onDelete: 'cascade' }),
+  bookId: integer('book_id').notNull().references(() => books.id, { onDelete: 'cascade' }),
+  /** gate (the access gate) | reader (copied from an interaction event) */
+  source: text('source').notNull(),
+  /** The id of the row this event was recorded from (interaction event or magic link). */
+  sourceEventId: bigint('source_event_id', { mode: 'number' }).notNull(),
+  viewerId: integer('viewer_id').references(() => viewers.id, { onDelete: 'set null' }),
+  viewerEmail: text('viewer_email').notNull().default(''),
+  trackedLinkId: integer('tracked_link_id').references(() => trackedLinks.id, { onDelete: 'set null' }),
+  eventType: text('event_type').notNull(),
+  pageNumber: integer('page_number'),
+  activeMs: integer('active_ms'),
+  reason: text('reason').notNull().default(''),
+  metadata: jsonb('metadata').$type<Record<string, unknown> | string | null>(),
+  occurredAt: ts('occurred_at').notNull().defaultNow(),
+}, (t) => [
+  index('audit_events_book_time_idx').on(t.bookId, t.occurredAt),
+  index('audit_events_book_viewer_idx').on(t.bookId, t.viewerId, t.occurredAt),
+]);
+
+/** Lead form submissions, for the leads export. */
+export const leads = pgTable('leads', {
+  id: integer('id').primaryKey().generatedAlwaysAsIdentity(),
+  workspaceId: integer('workspace_id').notNull().references(() => workspaces.id, { onDelete: 'cascade' }),
+  bookId: integer('book_id').notNull().references(() => books.id, { onDelete: 'cascade' }),
+  viewerId: integer('viewer_id').references(() => viewers.id, { onDelete: 'set null' }),
+  trackedLinkId: integer('tracked_link_id').references(() => trackedLinks.id, { onDelete: 'set null' }),
+  sessionId: text('session_id').notNull(),
+  name: text('name').notNull(),
+  email: text('email').notNull(),
+  /** The optional fields the form asked for (phone, company, message). */
+  fields: jsonb('fields').$type<Record<string, string>>().notNull().default({}),
+  createdAt: ts('created_at').notNull().defaultNow(),
+}, (t) => [index('leads_book_time_idx').on(t.bookId, t.createdAt)]);
+
+export type TrackedLinkRow = typeof trackedLinks.$inferSelect;
+export type ViewEventRow = typeof viewEvents.$inferSelect;
+export type InteractionEventRow = typeof interactionEvents.$inferSelect;

@@ -9,7 +9,12 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import type { ReaderBook } from './reader.service.ts';
 
-export type ReaderRequestKind = 'page' | 'search' | 'text' | 'download';
+export type ReaderRequestKind = 'page' | 'search' | 'text' | 'download' | 'events';
+
+/** A reader identified by the access gate. */
+export interface ReaderViewer {
+  email: string;
+}
 
 export interface ReaderAccessRequest {
   book: ReaderBook;
@@ -25,6 +30,8 @@ export type ReaderAccessDecision =
       allow: true;
       /** The CSP frame-ancestors sources for the page: '*' (embeddable anywhere) or a list such as ["'self'", 'https://shop.example']. */
       frameAncestors: '*' | string[];
+      /** Who the reader is, when the access gate identified them. */
+      viewer?: ReaderViewer;
     }
   | {
       allow: false;

@@ -21,8 +21,9 @@ import { ERRORS } from '../../platform/errors.ts';
 import type { Storage } from '../../platform/storage/storage.ts';
 import { allowAllReaders, type ReaderAccessPolicy, type ReaderRequestKind } from './reader.access.ts';
 import { readerBundle } from './reader.bundle.ts';
+import { ReaderGate, type GateResult } from './reader.gate.ts';
 import { backgroundCss, renderNoticePage, renderReaderPage } from './reader.html.ts';
-import { ReaderService, SEARCH_MAX_QUERY, TEXT_PAGES_PER_REQUEST, type ReaderBook } from './reader.service.ts';
+import { ReaderService, SEARCH_MAX_QUERY, TEXT_PAGES_PER_REQUEST } from './reader.service.ts';
 import { encryptPdf, QpdfMissingError } from './pdf-encrypt.ts';
 
 export interface ReaderRoutesOptions {
@@ -33,6 +34,8 @@ export interface ReaderRoutesOptions {
   billingGraceMs?: number;
   /** Who may read what, from where. Default: everyone, embeddable anywhere. */
   access?: ReaderAccessPolicy;
+  /** A gate shared with other public book endpoints (then `access` and the service options are the gate's). */
+  gate?: ReaderGate;
   /** Characters of page text the page itself carries. Default 200,000. */
   textBudgetChars?: number;
   /** The qpdf binary, for password-protected downloads. Default "qpdf" on PATH. */
@@ -72,8 +75,8 @@ function contentDisposition(filename: string): string {
 }
 
 export const readerRoutes: FastifyPluginAsync<ReaderRoutesOptions> = async (app, options) => {
-  const service = new ReaderService({ db: options.db, storage: options.storage, config: options.config, billingGraceMs: options.billingGraceMs, textBudgetChars: options.textBudgetChars });
-  const access = options.access ?? allowAllReaders;
+  const service = options.gate?.service ?? new ReaderService({ db: options.db, storage: options.storage, config: options.config, billingGraceMs: options.billingGraceMs, textBudgetChars: options.textBudgetChars });
+  const readerGate = options.gate ?? new ReaderGate(service, options.access ?? allowAllReaders);
   const assetOrigins = service.assetOrigins();
 
   async function sendHtml(request: FastifyRequest, reply: FastifyReply, status: number, html: string, csp: { nonce: string; imageOrigins?: string[]; frameAncestors: '*' | string[] }) {
@@ -99,32 +102,10 @@ export const readerRoutes: FastifyPluginAsync<ReaderRoutesOptions> = async (app,
     return sendHtml(request, reply, status, renderNoticePage({ nonce, title, message, bookName }), { nonce, frameAncestors });
   }
 
-  type Gate = { ok: true; book: ReaderBook; frameAncestors: '*' | string[] } | { ok: false; status: number; title: string; message: string; html?: string; bookName?: string; frameAncestors: '*' | string[] };
+  const gate = (request: FastifyRequest, kind: ReaderRequestKind) =>
+    readerGate.check({ randomId: (request.params as { randomId: string }).randomId, headers: request.headers, query: (request.query ?? {}) as Record<string, unknown>, ip: request.ip }, kind);
 
-  /** Availability, then the access policy. */
-  async function gate(request: FastifyRequest, kind: ReaderRequestKind): Promise<Gate> {
-    const { randomId } = request.params as { randomId: string };
-    const book = await service.find(randomId);
-    const availability = service.availability(book);
-    if (availability === 'missing' || !book) {
-      return { ok: false, status: 404, title: 'Flipbook not found', message: 'There is no flipbook at this address, or it is not published.', frameAncestors: '*' };
-    }
-    if (availability === 'gone') {
-      return { ok: false, status: 410, title: 'Flipbook no longer available', message: 'This flipbook is no longer available: its publisher set it to expire.', bookName: book.row.name, frameAncestors: '*' };
-    }
-    const decision = await access.check({ book, kind, headers: request.headers, query: (request.query ?? {}) as Record<string, unknown>, ip: request.ip });
-    if (!decision.allow) {
-      return { ok: false, status: decision.status, title: decision.title, message: decision.message, html: decision.html, bookName: book.row.name, frameAncestors: decision.frameAncestors ?? '*' };
-    }
-    if (availability === 'billing_expired') {
-      // Still published; the publisher's subscription lapsed, so the pages are withheld.
-      const status = kind === 'page' ? 200 : 403;
-      return { ok: false, status, title: 'Flipbook temporarily unavailable', message: 'This flipbook has expired and is temporarily unavailable. Please check back later or contact its publisher.', bookName: book.row.name, frameAncestors: decision.frameAncestors };
-    }
-    return { ok: true, book, frameAncestors: decision.frameAncestors };
-  }
-
-  async function refuseHtml(request: FastifyRequest, reply: FastifyReply, refused: Extract<Gate, { ok: false }>) {
+  async function refuseHtml(request: FastifyRequest, reply: FastifyReply, refused: Extract<GateResult, { ok: false }>) {
     if (refused.html) {
       const nonce = randomBytes(16).toString('base64');
       return sendHtml(request, reply, refused.status, refused.html, { nonce, frameAncestors: refused.frameAncestors });
@@ -132,7 +113,7 @@ export const readerRoutes: FastifyPluginAsync<ReaderRoutesOptions> = async (app,
     return notice(request, reply, refused.status, refused.title, refused.message, refused.bookName, refused.frameAncestors);
   }
 
-  function refuseJson(refused: Extract<Gate, { ok: false }>): never {
+  function refuseJson(refused: Extract<GateResult, { ok: false }>): never {
     if (refused.status === 404) throw ERRORS.notFound('Book');
     if (refused.status === 410) throw ERRORS.gone(refused.message);
     throw ERRORS.forbidden(refused.message);

@@ -6,3 +6,5 @@ export * from '../../modules/events/events.tables.ts';
 export * from '../mail/mail.tables.ts';
 export * from '../../modules/access/access.tables.ts';
 export * from '../../modules/analytics/analytics.tables.ts';
+export * from '../../modules/books/bulk-settings.tables.ts';
+export * from '../../modules/brand/brand.tables.ts';

@@ -22,7 +22,10 @@ import { healthRoutes } from './modules/health/health.routes.ts';
 import { meRoutes } from './modules/workspaces/me.routes.ts';
 import { booksRoutes } from './modules/books/books.routes.ts';
 import { assetsRoutes } from './platform/storage/assets.routes.ts';
+import { allowAllReaders } from './modules/reader/reader.access.ts';
+import { ReaderGate } from './modules/reader/reader.gate.ts';
 import { readerRoutes } from './modules/reader/reader.routes.ts';
+import { ReaderService } from './modules/reader/reader.service.ts';
 import type { Services } from './services.ts';
 
 export interface AppDependencies {
@@ -89,7 +92,9 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   );
 
   await app.register(assetsRoutes, { storage: deps.storage });
-  await app.register(readerRoutes, { db: database.db, storage: deps.storage, config });
+  // One gate for every public endpoint bound to a book: the reader and its events.
+  const readerGate = new ReaderGate(new ReaderService({ db: database.db, storage: deps.storage, config }), allowAllReaders);
+  await app.register(readerRoutes, { db: database.db, storage: deps.storage, config, gate: readerGate });
 
   return app;
 }

@@ -29,6 +29,10 @@ export function createAdminCommands(services: Services): AdminCommands {
     'keys.list': async (a) => workspaces.listKeys(a.workspace === undefined ? undefined : int(a.workspace)),
     'keys.revoke': async (a) => workspaces.revokeKey(int(a.id)),
     'keys.rotate': async (a) => workspaces.rotateKey(int(a.id)),
+    'mail.list': async (a) =>
+      (await services.mailer.list({ to: str(a.to), limit: a.limit === undefined ? undefined : int(a.limit) })).map((m) => ({
+        id: m.id, to: m.to, subject: m.subject, status: m.status, error: m.error, created_at: m.createdAt.toISOString(), text: m.text,
+      })),
     'books.set-billing-expiry': async (a) => {
       const at = str(a.at);
       const date = !at || at === 'none' ? null : new Date(at);

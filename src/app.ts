@@ -22,7 +22,10 @@ import { healthRoutes } from './modules/health/health.routes.ts';
 import { meRoutes } from './modules/workspaces/me.routes.ts';
 import { booksRoutes } from './modules/books/books.routes.ts';
 import { assetsRoutes } from './platform/storage/assets.routes.ts';
-import { allowAllReaders } from './modules/reader/reader.access.ts';
+import { accessRoutes } from './modules/access/access.routes.ts';
+import { AccessGateService } from './modules/access/access-gate.service.ts';
+import { gateRoutes } from './modules/access/gate.routes.ts';
+import { ListsReaderPolicy } from './modules/access/reader-policy.ts';
 import { ReaderGate } from './modules/reader/reader.gate.ts';
 import { readerRoutes } from './modules/reader/reader.routes.ts';
 import { ReaderService } from './modules/reader/reader.service.ts';
@@ -86,6 +89,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
       await v1.register(healthRoutes, { ping: () => database.ping() });
       await v1.register(meRoutes, { limits });
       await v1.register(booksRoutes, { books: services.books, uploads: services.uploads, uploadLimitBytes: config.UPLOAD_LIMIT_BYTES });
+      await v1.register(accessRoutes, { access: services.accessLists });
       if (deps.extraRoutes) await v1.register(deps.extraRoutes);
     },
     { prefix: '/v1' },
@@ -93,8 +97,14 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
 
   await app.register(assetsRoutes, { storage: deps.storage });
   // One gate for every public endpoint bound to a book: the reader and its events.
-  const readerGate = new ReaderGate(new ReaderService({ db: database.db, storage: deps.storage, config }), allowAllReaders);
+  const readerService = new ReaderService({ db: database.db, storage: deps.storage, config });
+  const readerGate = new ReaderGate(readerService, new ListsReaderPolicy({ lists: services.accessLists, sessions: services.readerSessions }));
   await app.register(readerRoutes, { db: database.db, storage: deps.storage, config, gate: readerGate });
+  const accessGate = new AccessGateService({
+    db: database.db, lists: services.accessLists, mailer: services.mailer, sessions: services.readerSessions, limits: deps.rateLimitStore,
+    secret: services.readerSessions.rateLimitSalt, linkTtlMinutes: config.MAGIC_LINK_TTL_MINUTES, publicBaseUrl: config.publicBaseUrl,
+  });
+  await app.register(gateRoutes, { reader: readerService, lists: services.accessLists, gate: accessGate, linkTtlMinutes: config.MAGIC_LINK_TTL_MINUTES });
 
   return app;
 }

@@ -17,6 +17,7 @@ import { JobQueue } from './platform/jobs/queue.ts';
 import { createLogger } from './platform/logger.ts';
 import { createStorage } from './platform/storage/index.ts';
 import type { Storage } from './platform/storage/storage.ts';
+import { loadSecretKey } from './platform/config/secret.ts';
 import { createServices, type Services } from './services.ts';
 
 export interface RuntimeOptions {
@@ -86,7 +87,7 @@ export async function startRuntime(config: Readonly<Config>, options: RuntimeOpt
 
     const storage = createStorage(config);
     const queue = new JobQueue({ database, log: logger.child({ component: 'jobs' }), concurrency: config.WORKER_CONCURRENCY });
-    const services = createServices({ database, storage, queue, config });
+    const services = createServices({ database, storage, queue, config, logger, secretKey: await loadSecretKey(config) });
     await services.workspaces.start();
     cleanups.push(() => services.workspaces.stop());
     queue.register(createJobDefinitions({ database, storage, services, config }));

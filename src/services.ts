@@ -7,19 +7,35 @@ import path from 'node:path';
 import { WorkspacesService } from './modules/workspaces/workspaces.service.ts';
 import { BooksService } from './modules/books/books.service.ts';
 import { UploadsService } from './modules/books/uploads.service.ts';
+import { AccessListsService } from './modules/access/access-lists.service.ts';
+import { ReaderSessions } from './modules/access/reader-session.ts';
+import { Mailer } from './platform/mail/mailer.ts';
+import type { Logger } from 'pino';
 
 export interface Services {
   workspaces: WorkspacesService;
   books: BooksService;
   uploads: UploadsService;
+  accessLists: AccessListsService;
+  readerSessions: ReaderSessions;
+  mailer: Mailer;
 }
 
-export function createServices(deps: { database: Database; storage: Storage; queue: JobQueue; config: Readonly<Config> }): Services {
+export function createServices(deps: { database: Database; storage: Storage; queue: JobQueue; config: Readonly<Config>; logger: Logger; secretKey: string }): Services {
   const { database, storage, queue, config } = deps;
   const books = new BooksService({ db: database.db, storage, queue, config });
   return {
     workspaces: new WorkspacesService(database),
     books,
     uploads: new UploadsService({ db: database.db, storage, queue, books, tmpDir: path.join(config.dataDir, 'tmp') }),
+    accessLists: new AccessListsService({ db: database.db }),
+    readerSessions: new ReaderSessions({ secret: deps.secretKey, lifetimeHours: config.READER_SESSION_HOURS, publicBaseUrl: config.publicBaseUrl }),
+    mailer: new Mailer({
+      db: database.db,
+      logger: deps.logger.child({ component: 'mail' }),
+      smtpUrl: config.SMTP_URL,
+      from: config.MAIL_FROM,
+      logBodies: config.NODE_ENV === 'development',
+    }),
   };
 }

@@ -172,6 +172,24 @@ booksCommand
 `));
   });
 
+const mailCommand = program.command('mail').description('Outgoing mail: the local outbox when SMTP_URL is not set.');
+
+type MailOut = { id: number; to: string; subject: string; status: string; created_at: string; text: string };
+
+mailCommand
+  .command('list')
+  .description('List the latest messages, newest first, with their text (sign-in links are in it).')
+  .option('--to <address>', 'only messages to this address')
+  .option('--limit <n>', 'how many (1-500)', '20')
+  .option('--json', 'print JSON')
+  .action(async (o: { to?: string; limit: string; json?: boolean }) => {
+    const rows = (await withAdmin((a) => a.run('mail.list', { to: o.to, limit: o.limit }))) as MailOut[];
+    output(o.json, rows, () => {
+      if (rows.length === 0) process.stdout.write('No messages.\n');
+      for (const m of rows) process.stdout.write(`#${m.id}  ${m.created_at}  ${m.status}  to ${m.to}\n  ${m.subject}\n\n${m.text.replace(/^/gm, '    ')}\n\n`);
+    });
+  });
+
 try {
   await program.parseAsync(process.argv);
 } catch (error) {

@@ -177,7 +177,7 @@ describe('reader over HTTP', () => {
       async check(request) {
         seen.push(request.kind);
         if (request.query.token === 'letmein') return { allow: true, frameAncestors: ["'self'", 'https://shop.example'] };
-        return { allow: false, status: 403, title: 'Private flipbook', message: 'Sign in to read it.', html: request.kind === 'page' ? '<!doctype html><p>Gate form</p>' : undefined };
+        return { allow: false, status: 403, title: 'Private flipbook', message: 'Sign in to read it.', html: request.kind === 'page' ? (nonce) => `<!doctype html><p data-nonce="${nonce}">Gate form</p>` : undefined };
       },
     };
     const app = Fastify();
@@ -185,7 +185,9 @@ describe('reader over HTTP', () => {
     try {
       const refused = await app.inject({ url: `/read/${book.randomId}` });
       assert.equal(refused.statusCode, 403);
-      assert.equal(refused.body, '<!doctype html><p>Gate form</p>');
+      // The page gets the nonce its Content-Security-Policy allows.
+      const nonce = /'nonce-([^']+)'/.exec(String(refused.headers['content-security-policy']))![1];
+      assert.equal(refused.body, `<!doctype html><p data-nonce="${nonce}">Gate form</p>`);
       assert.equal((await app.inject({ url: `/read/${book.randomId}/search?q=page` })).statusCode, 403);
       assert.equal((await app.inject({ url: `/read/${book.randomId}/download` })).statusCode, 403);
       const allowed = await app.inject({ url: `/read/${book.randomId}?token=letmein` });

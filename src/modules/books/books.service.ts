@@ -79,9 +79,9 @@ export class BooksService {
     };
   }
 
-  /** Access-list state of books; the lists arrive with the access area, until then none is in force. */
-  protected async accessState(bookIds: number[]): Promise<Map<number, AccessListState>> {
-    return new Map(bookIds.map((id) => [id, { eodEnabled: false, domainsEnabled: false }]));
+  /** Access-list state of books: derived flags the access area keeps in the stored settings. */
+  private accessState(rows: BookRow[]): Map<number, AccessListState> {
+    return new Map(rows.map((row) => [row.id, { eodEnabled: row.settings.eod_enabled ?? false, domainsEnabled: row.settings.domains_enabled ?? false }]));
   }
 
   private async coverKeys(bookRows: BookRow[]): Promise<Map<number, string>> {
@@ -95,7 +95,8 @@ export class BooksService {
   }
 
   async toRecords(caller: Caller, rows: BookRow[]): Promise<BookRecord[]> {
-    const [access, covers] = await Promise.all([this.accessState(rows.map((r) => r.id)), this.coverKeys(rows)]);
+    const access = this.accessState(rows);
+    const covers = await this.coverKeys(rows);
     return rows.map((row) =>
       toBookRecord(row, { plan: caller.plan, urls: this.urls, access: access.get(row.id)!, coverKey: covers.get(row.id) ?? null }),
     );

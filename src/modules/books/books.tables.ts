@@ -23,6 +23,10 @@ export interface StoredBookSettings {
   auto_links_enabled: boolean;
   magic_link_message: string | null;
   magic_link_error_message: string | null;
+  /** Derived from the access list and kept here by the access area (access-lists.service.ts); never set by a settings write. */
+  eod_enabled?: boolean;
+  /** Derived from the embed-domain list, like eod_enabled. */
+  domains_enabled?: boolean;
 }
 
 /** One upload: a file, its conversion job and the book it produces. */

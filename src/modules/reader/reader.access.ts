@@ -39,8 +39,8 @@ export type ReaderAccessDecision =
       status: number;
       title: string;
       message: string;
-      /** A complete page to answer with instead of the standard notice (a sign-in form, say). */
-      html?: string;
+      /** A complete page to answer with instead of the standard notice (a sign-in form, say), given the CSP nonce for its styles. */
+      html?: (nonce: string) => string;
       frameAncestors?: '*' | string[];
     };
 

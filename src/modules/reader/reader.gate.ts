@@ -18,7 +18,7 @@ export interface GateRequest {
 
 export type GateResult =
   | { ok: true; book: ReaderBook; frameAncestors: '*' | string[]; viewer: ReaderViewer | null }
-  | { ok: false; status: number; title: string; message: string; html?: string; bookName?: string; frameAncestors: '*' | string[] };
+  | { ok: false; status: number; title: string; message: string; html?: (nonce: string) => string; bookName?: string; frameAncestors: '*' | string[] };
 
 export class ReaderGate {
   readonly service: ReaderService;

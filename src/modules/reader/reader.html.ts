@@ -246,7 +246,7 @@ export function renderReaderPage(input: ReaderPageInput): string {
   );
 }
 
-const NOTICE_CSS =
+export const NOTICE_CSS =
   'html,body{margin:0;height:100%}body{display:flex;align-items:center;justify-content:center;background:#f3f3f5;color:#1b1b1f;' +
   'font:16px/1.5 system-ui,-apple-system,"Segoe UI",Roboto,sans-serif}main{max-width:34rem;margin:1rem;padding:2rem;background:#fff;' +
   'border-radius:12px;box-shadow:0 2px 12px rgba(0,0,0,.12)}h1{font-size:1.4rem;margin:0 0 .5rem}p{margin:.5rem 0 0}.book{color:#4a4a55}';

@@ -108,7 +108,7 @@ export const readerRoutes: FastifyPluginAsync<ReaderRoutesOptions> = async (app,
   async function refuseHtml(request: FastifyRequest, reply: FastifyReply, refused: Extract<GateResult, { ok: false }>) {
     if (refused.html) {
       const nonce = randomBytes(16).toString('base64');
-      return sendHtml(request, reply, refused.status, refused.html, { nonce, frameAncestors: refused.frameAncestors });
+      return sendHtml(request, reply, refused.status, refused.html(nonce), { nonce, frameAncestors: refused.frameAncestors });
     }
     return notice(request, reply, refused.status, refused.title, refused.message, refused.bookName, refused.frameAncestors);
   }
@@ -116,6 +116,7 @@ export const readerRoutes: FastifyPluginAsync<ReaderRoutesOptions> = async (app,
   function refuseJson(refused: Extract<GateResult, { ok: false }>): never {
     if (refused.status === 404) throw ERRORS.notFound('Book');
     if (refused.status === 410) throw ERRORS.gone(refused.message);
+    if (refused.status === 401) throw ERRORS.unauthenticated(refused.message);
     throw ERRORS.forbidden(refused.message);
   }
 

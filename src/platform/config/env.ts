@@ -42,6 +42,11 @@ export const EnvSchema = Type.Object({
   OFFICE_TIMEOUT_MS: Type.Integer({ minimum: 1000, default: 120_000, description: 'Longest a LibreOffice conversion may run before it is killed and the upload fails.' }),
   PAGE_WIDTHS: Type.String({ default: '320,1024,2048', description: 'Widths in px each page is rendered at (comma-separated).' }),
   WORKER_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 64, default: 2, description: 'Jobs one worker process runs at once.' }),
+  SECRET_KEY: Type.String({ default: '', description: 'Signs reader sessions (at least 32 characters). Empty: a random key kept in DATA_DIR/secret.key; set it when API processes do not share DATA_DIR.' }),
+  SMTP_URL: Type.String({ default: '', description: 'smtp:// or smtps:// URL for outgoing mail (sign-in links). Empty: mail stays in the local outbox (`flipbook mail list`).' }),
+  MAIL_FROM: Type.String({ default: 'Flipbook <no-reply@localhost>', description: 'Sender of outgoing mail.' }),
+  MAGIC_LINK_TTL_MINUTES: Type.Integer({ minimum: 1, maximum: 7 * 24 * 60, default: 30, description: 'How long a reader sign-in link stays valid (it works once).' }),
+  READER_SESSION_HOURS: Type.Integer({ minimum: 1, maximum: 24 * 365, default: 24 * 30, description: 'How long a reader stays signed in to a book with an access list.' }),
 });
 
 export type Env = Static<typeof EnvSchema>;
@@ -104,6 +109,8 @@ export function loadConfig(source: Record<string, string | undefined> = process.
   if (pageWidths.length === 0 || pageWidths.length > 6 || pageWidths.some((w) => !Number.isInteger(w) || w < 64 || w > 4096)) {
     extra.push('PAGE_WIDTHS: 1 to 6 comma-separated integers from 64 to 4096');
   }
+  if (env.SECRET_KEY && env.SECRET_KEY.length < 32) extra.push('SECRET_KEY: must be at least 32 characters');
+  if (env.SMTP_URL && !/^smtps?:\/\//.test(env.SMTP_URL)) extra.push('SMTP_URL: must start with smtp:// or smtps://');
   if (extra.length > 0) throw new ConfigError(`Invalid configuration:\n  - ${extra.join('\n  - ')}`);
 
   const dataDir = path.resolve(env.DATA_DIR);

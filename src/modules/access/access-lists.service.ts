@@ -1,0 +1,261 @@
+/**
+ * The two per-book lists that decide who may read a book and where it may be
+ * embedded: the access list (spec "subscribers": addresses and domains) and
+ * the embed-domain allow-list. A book's `settings.eod_enabled` and
+ * `settings.domains_enabled` are derived from them; they are written into the
+ * book's stored settings (and its settings_revision) in the same transaction
+ * as every list change, with the book row locked, so the flags, the lists and
+ * the revision can never disagree.
+ */
+import { and, asc, count, eq, ilike, inArray, or, sql } from 'drizzle-orm';
+import type { Db, DbOrTx } from '../../platform/db/database.ts';
+import { ERRORS } from '../../platform/errors.ts';
+import { settingsRevision } from '../books/books.settings.ts';
+import { books, type BookRow } from '../books/books.tables.ts';
+import { recordEvent } from '../events/events.service.ts';
+import { domainCandidates, hostOf, parseAccessEntry, type AccessEntry, type EntryType } from './access-entries.ts';
+import { embedDomains, subscribers, type EmbedDomainRow, type SubscriberRow } from './access.tables.ts';
+
+export interface Caller {
+  workspaceId: number;
+}
+
+export interface BookTarget {
+  workspaceId: number;
+  bookId: number;
+}
+
+export interface ListFlags {
+  eod_enabled: boolean;
+  domains_enabled: boolean;
+}
+
+export interface SubscriberRecord {
+  id: number;
+  book_id: string;
+  type: EntryType;
+  /** The address, or for a domain entry the domain. */
+  email: string;
+  created_at: string;
+}
+
+export interface EmbedDomainRecord {
+  id: string;
+  domain: string;
+  includes_subdomains: boolean;
+  created_at: string;
+}
+
+/** The numeric key looks like this; v1 never accepts it. */
+const NUMERIC_KEY = /^\d+$/;
+
+function toSubscriber(row: SubscriberRow, bookRandomId: string): SubscriberRecord {
+  return { id: row.id, book_id: bookRandomId, type: row.type as EntryType, email: row.value, created_at: row.createdAt.toISOString() };
+}
+
+function toEmbedDomain(row: EmbedDomainRow): EmbedDomainRecord {
+  return { id: String(row.id), domain: row.domain, includes_subdomains: row.includesSubdomains, created_at: row.createdAt.toISOString() };
+}
+
+/**
+ * Re-derives a book's list flags after a list change and stores them with a
+ * new settings revision when they moved. The caller's transaction must
+ * already hold the book row (lockBook).
+ */
+async function refreshFlags(tx: DbOrTx, book: BookRow): Promise<ListFlags> {
+  const [[accessCount], [domainCount]] = await Promise.all([
+    tx.select({ n: count() }).from(subscribers).where(eq(subscribers.bookId, book.id)),
+    tx.select({ n: count() }).from(embedDomains).where(eq(embedDomains.bookId, book.id)),
+  ]);
+  const flags: ListFlags = { eod_enabled: accessCount!.n > 0, domains_enabled: domainCount!.n > 0 };
+  const current = { eod_enabled: book.settings.eod_enabled ?? false, domains_enabled: book.settings.domains_enabled ?? false };
+  if (current.eod_enabled !== flags.eod_enabled || current.domains_enabled !== flags.domains_enabled) {
+    const settings = { ...book.settings, ...flags };
+    await tx
+      .update(books)
+      .set({ settings, settingsRevision: settingsRevision({ ...book, settings }), updatedAt: new Date() })
+      .where(eq(books.id, book.id));
+    await recordEvent(tx, book.workspaceId, 'flipbook.updated', { book_id: book.randomId, fields: Object.keys(flags).filter((k) => current[k as keyof ListFlags] !== flags[k as keyof ListFlags]) });
+  }
+  return flags;
+}
+
+async function lockBook(tx: DbOrTx, target: BookTarget): Promise<BookRow> {
+  const [row] = await tx.select().from(books).where(and(eq(books.id, target.bookId), eq(books.workspaceId, target.workspaceId))).for('update');
+  if (!row) throw ERRORS.notFound('Book');
+  return row;
+}
+
+/**
+ * Replaces a book's access list with `entries` (addresses or domains, as
+ * typed). For bulk settings (`eod_lists`); runs in the caller's transaction,
+ * locks the book row and updates its settings and revision: re-read the
+ * book afterwards.
+ */
+export async function replaceAccessList(tx: DbOrTx, target: BookTarget, entries: readonly string[]): Promise<ListFlags> {
+  const parsed = parseEntries(entries, 'eod_lists');
+  const book = await lockBook(tx, target);
+  await tx.delete(subscribers).where(eq(subscribers.bookId, book.id));
+  if (parsed.length > 0) {
+    await tx.insert(subscribers).values(parsed.map((e) => ({ workspaceId: book.workspaceId, bookId: book.id, type: e.type, value: e.value }))).onConflictDoNothing();
+  }
+  return refreshFlags(tx, book);
+}
+
+/** Empties a book's access list (bulk `eod_enabled: false`); same contract as replaceAccessList. */
+export async function clearAccessList(tx: DbOrTx, target: BookTarget): Promise<ListFlags> {
+  return replaceAccessList(tx, target, []);
+}
+
+function parseEntries(entries: readonly string[], field: string): AccessEntry[] {
+  const parsed: AccessEntry[] = [];
+  const errors: string[] = [];
+  for (const entry of entries) {
+    const result = parseAccessEntry(entry);
+    if ('error' in result) errors.push(result.error);
+    else if (!parsed.some((p) => p.type === result.type && p.value === result.value)) parsed.push(result);
+  }
+  if (errors.length > 0) throw ERRORS.validation({ [field]: errors.slice(0, 20) });
+  return parsed;
+}
+
+export interface ListSubscribersQuery {
+  page: number;
+  perPage: number;
+  filter?: string;
+  type?: EntryType;
+}
+
+export class AccessListsService {
+  private readonly db: Db;
+
+  constructor(deps: { db: Db }) {
+    this.db = deps.db;
+  }
+
+  private async findBook(caller: Caller, randomId: string, db: DbOrTx = this.db): Promise<BookRow> {
+    const [row] = await db.select().from(books).where(and(eq(books.workspaceId, caller.workspaceId), eq(books.randomId, randomId)));
+    if (!row) throw ERRORS.notFound('Book');
+    return row;
+  }
+
+  /** Every access-list entry of the workspace, page by page; `filter` matches the entry or is a book's random_id. */
+  async listSubscribers(caller: Caller, query: ListSubscribersQuery) {
+    const conditions = [eq(subscribers.workspaceId, caller.workspaceId)];
+    if (query.type) conditions.push(eq(subscribers.type, query.type));
+    if (query.filter) {
+      const pattern = `%${query.filter.trim().toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+      conditions.push(or(ilike(subscribers.value, pattern), eq(books.randomId, query.filter.trim()))!);
+    }
+    const where = and(...conditions);
+    const [rows, [total]] = await Promise.all([
+      this.db
+        .select({ entry: subscribers, bookRandomId: books.randomId })
+        .from(subscribers)
+        .innerJoin(books, eq(books.id, subscribers.bookId))
+        .where(where)
+        .orderBy(asc(subscribers.id))
+        .limit(query.perPage)
+        .offset((query.page - 1) * query.perPage),
+      this.db.select({ n: count() }).from(subscribers).innerJoin(books, eq(books.id, subscribers.bookId)).where(where),
+    ]);
+    return {
+      data: rows.map((r) => toSubscriber(r.entry, r.bookRandomId)),
+      meta: { current_page: query.page, per_page: query.perPage, total: total!.n, last_page: Math.max(1, Math.ceil(total!.n / query.perPage)) },
+    };
+  }
+
+  /**
+   * Adds an entry to a book's access list. Adding one that is already there
+   * changes nothing and answers it again (`created: false`).
+   */
+  async addSubscriber(caller: Caller, input: { book_id: string; email: string; type?: EntryType }) {
+    if (NUMERIC_KEY.test(input.book_id)) {
+      throw ERRORS.validation({ book_id: ["book_id is the book's random_id (as in preview_url); the numeric key is not accepted in v1."] });
+    }
+    const parsed = parseAccessEntry(input.email, input.type);
+    if ('error' in parsed) throw ERRORS.validation({ email: [parsed.error] });
+    return this.db.transaction(async (tx) => {
+      const [owned] = await tx.select({ id: books.id }).from(books).where(and(eq(books.workspaceId, caller.workspaceId), eq(books.randomId, input.book_id)));
+      if (!owned) throw ERRORS.validation({ book_id: ['No book with this random_id in this workspace.'] });
+      const book = await lockBook(tx, { workspaceId: caller.workspaceId, bookId: owned.id });
+      const [inserted] = await tx
+        .insert(subscribers)
+        .values({ workspaceId: caller.workspaceId, bookId: book.id, type: parsed.type, value: parsed.value })
+        .onConflictDoNothing()
+        .returning();
+      const row = inserted ?? (await tx.select().from(subscribers).where(and(eq(subscribers.bookId, book.id), eq(subscribers.type, parsed.type), eq(subscribers.value, parsed.value))))[0]!;
+      const flags = await refreshFlags(tx, book);
+      const record = toSubscriber(row, book.randomId);
+      if (inserted) await recordEvent(tx, caller.workspaceId, 'subscriber.added', { ...record });
+      return { record, created: Boolean(inserted), flags };
+    });
+  }
+
+  async removeSubscriber(caller: Caller, id: number) {
+    return this.db.transaction(async (tx) => {
+      const [found] = await tx.select().from(subscribers).where(and(eq(subscribers.id, id), eq(subscribers.workspaceId, caller.workspaceId)));
+      if (!found) throw ERRORS.notFound('Subscriber');
+      const book = await lockBook(tx, { workspaceId: caller.workspaceId, bookId: found.bookId });
+      const [removed] = await tx.delete(subscribers).where(eq(subscribers.id, id)).returning();
+      if (!removed) throw ERRORS.notFound('Subscriber');
+      const flags = await refreshFlags(tx, book);
+      return { record: toSubscriber(removed, book.randomId), flags };
+    });
+  }
+
+  async listEmbedDomains(caller: Caller, randomId: string) {
+    const book = await this.findBook(caller, randomId);
+    const rows = await this.db.select().from(embedDomains).where(eq(embedDomains.bookId, book.id)).orderBy(asc(embedDomains.id));
+    return { data: rows.map(toEmbedDomain), meta: { total: rows.length, domains_enabled: rows.length > 0 } };
+  }
+
+  /** Adds a host (a pasted URL is reduced to its host); an existing one answers again unchanged. */
+  async addEmbedDomain(caller: Caller, randomId: string, domain: string) {
+    const host = hostOf(domain);
+    if (!host) throw ERRORS.validation({ domain: [`"${domain.slice(0, 80)}" is not a host name or URL (for example shop.example.com).`] });
+    return this.db.transaction(async (tx) => {
+      const owned = await this.findBook(caller, randomId, tx);
+      const book = await lockBook(tx, { workspaceId: caller.workspaceId, bookId: owned.id });
+      const [inserted] = await tx.insert(embedDomains).values({ workspaceId: caller.workspaceId, bookId: book.id, domain: host }).onConflictDoNothing().returning();
+      const row = inserted ?? (await tx.select().from(embedDomains).where(and(eq(embedDomains.bookId, book.id), eq(embedDomains.domain, host))))[0]!;
+      const flags = await refreshFlags(tx, book);
+      return { record: toEmbedDomain(row), created: Boolean(inserted), flags };
+    });
+  }
+
+  async removeEmbedDomain(caller: Caller, randomId: string, id: number) {
+    return this.db.transaction(async (tx) => {
+      const owned = await this.findBook(caller, randomId, tx);
+      const book = await lockBook(tx, { workspaceId: caller.workspaceId, bookId: owned.id });
+      const [removed] = await tx.delete(embedDomains).where(and(eq(embedDomains.id, id), eq(embedDomains.bookId, book.id))).returning();
+      if (!removed) throw ERRORS.notFound('Embed domain');
+      const flags = await refreshFlags(tx, book);
+      return { record: toEmbedDomain(removed), flags };
+    });
+  }
+
+  // ---- for the reader's access policy -------------------------------------------------
+
+  /** Whether an address may read a book: it, its domain or a parent domain is on the list. */
+  async admits(bookId: number, email: string): Promise<boolean> {
+    const domains = domainCandidates(email);
+    const [row] = await this.db
+      .select({ id: subscribers.id })
+      .from(subscribers)
+      .where(and(
+        eq(subscribers.bookId, bookId),
+        or(
+          and(eq(subscribers.type, 'email'), eq(subscribers.value, email)),
+          domains.length > 0 ? and(eq(subscribers.type, 'domain'), inArray(subscribers.value, domains)) : sql`false`,
+        ),
+      ))
+      .limit(1);
+    return Boolean(row);
+  }
+
+  async embedHosts(bookId: number): Promise<string[]> {
+    const rows = await this.db.select({ domain: embedDomains.domain }).from(embedDomains).where(eq(embedDomains.bookId, bookId));
+    return rows.map((r) => r.domain);
+  }
+}

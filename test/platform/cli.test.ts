@@ -42,6 +42,13 @@ describe('flipbook CLI', () => {
       const workspaces = await cli('workspaces', 'list');
       assert.ok(workspaces.some((w: { id: number }) => w.id === workspace.id));
 
+      // Without SMTP, mail waits in the outbox, which the CLI lists.
+      await svc.runtime.services.mailer.send({ to: 'ann@example.com', subject: 'Your link', text: 'Open http://localhost/read/x/access/token' });
+      const mail = await cli('mail', 'list', '--to', 'ann@example.com');
+      assert.equal(mail.length, 1);
+      assert.equal(mail[0].status, 'outbox');
+      assert.match(mail[0].text, /access\/token/);
+
       const bad = await run(process.execPath, [bin, 'keys', 'create', '--workspace', String(workspace.id), '--scopes', 'books:fly'], { env }).catch((e: { code: number; stderr: string }) => e);
       assert.equal((bad as { code: number }).code, 1);
       assert.match((bad as { stderr: string }).stderr, /Unknown scopes: books:fly/);

@@ -18,6 +18,7 @@ import { registerGuard, type RateLimits } from './platform/http/guard.ts';
 import { registerIdempotency } from './platform/http/idempotency.ts';
 import { registerOpenApi } from './platform/http/openapi.ts';
 import type { RateLimitStore } from './platform/http/rate-limit-store.ts';
+import { ClientRateLimiter } from './platform/http/client-rate-limit.ts';
 import { healthRoutes } from './modules/health/health.routes.ts';
 import { meRoutes } from './modules/workspaces/me.routes.ts';
 import { booksRoutes } from './modules/books/books.routes.ts';
@@ -99,10 +100,11 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   // One gate for every public endpoint bound to a book: the reader and its events.
   const readerService = new ReaderService({ db: database.db, storage: deps.storage, config });
   const readerGate = new ReaderGate(readerService, new ListsReaderPolicy({ lists: services.accessLists, sessions: services.readerSessions }));
-  await app.register(readerRoutes, { db: database.db, storage: deps.storage, config, gate: readerGate });
+  const clientLimiter = new ClientRateLimiter(deps.rateLimitStore, services.readerSessions.rateLimitSalt);
+  await app.register(readerRoutes, { db: database.db, storage: deps.storage, config, gate: readerGate, limiter: clientLimiter });
   const accessGate = new AccessGateService({
-    db: database.db, lists: services.accessLists, mailer: services.mailer, sessions: services.readerSessions, limits: deps.rateLimitStore,
-    secret: services.readerSessions.rateLimitSalt, linkTtlMinutes: config.MAGIC_LINK_TTL_MINUTES, publicBaseUrl: config.publicBaseUrl,
+    db: database.db, lists: services.accessLists, mailer: services.mailer, sessions: services.readerSessions, limiter: clientLimiter,
+    linkTtlMinutes: config.MAGIC_LINK_TTL_MINUTES, publicBaseUrl: config.publicBaseUrl,
   });
   await app.register(gateRoutes, { reader: readerService, lists: services.accessLists, gate: accessGate, linkTtlMinutes: config.MAGIC_LINK_TTL_MINUTES });
 

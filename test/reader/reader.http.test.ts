@@ -22,7 +22,7 @@ import { readerRoutes } from '../../src/modules/reader/reader.routes.ts';
 import { ReaderService } from '../../src/modules/reader/reader.service.ts';
 import { makePdf } from '../documents.ts';
 import { insertBook } from '../factories.ts';
-import { startService, type TestService } from '../helpers.ts';
+import { startService, type ApiResponse, type TestService } from '../helpers.ts';
 import { publishBook, updateBook } from './browser.ts';
 
 const run = promisify(execFile);
@@ -224,6 +224,21 @@ describe('reader over HTTP', () => {
     assert.deepEqual(res.body.pages.map((p: { page: number }) => p.page), [5, 6]);
     assert.match(res.body.pages[0].text, /Page 5 of 6/);
     assert.equal((await svc.request('GET', `/read/${book.randomId}/text`, { query: { from: 3, to: 1 } })).status, 422);
+  });
+
+  it('limits searches per client, with Retry-After', async () => {
+    let limited: ApiResponse | null = null;
+    let sent = 0;
+    while (!limited && sent < 100) {
+      const res = await svc.request('GET', `/read/${book.randomId}/search`, { query: { q: `word${sent}` } });
+      sent++;
+      if (res.status === 429) limited = res;
+      else assert.equal(res.status, 200);
+    }
+    assert.ok(limited, 'a client searching without pause is stopped');
+    assert.ok(sent > 50, `at least 50 searches a minute are allowed (stopped after ${sent})`);
+    assert.equal(limited.body.error.type, 'RateLimitException');
+    assert.ok(Number(limited.headers.get('retry-after')) > 0);
   });
 
   it('downloads the PDF only when downloadable', async () => {

@@ -9,7 +9,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import { and, eq, gt, isNull } from 'drizzle-orm';
 import type { Db } from '../../platform/db/database.ts';
-import type { RateLimitStore } from '../../platform/http/rate-limit-store.ts';
+import type { ClientRateLimiter } from '../../platform/http/client-rate-limit.ts';
 import type { Mailer } from '../../platform/mail/mailer.ts';
 import { recordAuditEvents } from '../analytics/audit.ts';
 import { ensureViewer } from '../analytics/viewers.ts';
@@ -22,7 +22,7 @@ import type { ReaderSessions } from './reader-session.ts';
 export const DEFAULT_GATE_MESSAGE = 'This flipbook is available to invited readers. Enter your e-mail address and we will send you a link to open it.';
 export const DEFAULT_REFUSAL_MESSAGE = 'This address does not have access to this flipbook. Ask its publisher for an invitation.';
 
-/** Requests for links: per book and client, and per address. */
+/** Requests for links: per book and client, and per book and address. */
 const LIMITS = {
   perClient: { max: 10, windowMs: 15 * 60_000 },
   perAddress: { max: 5, windowMs: 60 * 60_000 },
@@ -47,44 +47,27 @@ export class AccessGateService {
   private readonly lists: AccessListsService;
   private readonly mailer: Mailer;
   private readonly sessions: ReaderSessions;
-  private readonly limits: RateLimitStore;
-  private readonly secret: string;
+  private readonly limiter: ClientRateLimiter;
   private readonly linkTtlMs: number;
   private readonly publicBaseUrl: string;
 
-  constructor(deps: { db: Db; lists: AccessListsService; mailer: Mailer; sessions: ReaderSessions; limits: RateLimitStore; secret: string; linkTtlMinutes: number; publicBaseUrl: string }) {
+  constructor(deps: { db: Db; lists: AccessListsService; mailer: Mailer; sessions: ReaderSessions; limiter: ClientRateLimiter; linkTtlMinutes: number; publicBaseUrl: string }) {
     this.db = deps.db;
     this.lists = deps.lists;
     this.mailer = deps.mailer;
     this.sessions = deps.sessions;
-    this.limits = deps.limits;
-    this.secret = deps.secret;
+    this.limiter = deps.limiter;
     this.linkTtlMs = deps.linkTtlMinutes * 60_000;
     this.publicBaseUrl = deps.publicBaseUrl;
-  }
-
-  /** Rate-limit keys never hold the client's address in clear. */
-  private clientKey(ip: string): string {
-    return createHash('sha256').update(`${this.secret}:${ip}`).digest('base64url').slice(0, 22);
-  }
-
-  private async overLimit(keys: { key: string; max: number; windowMs: number }[]): Promise<number | null> {
-    const now = Date.now();
-    for (const { key, max, windowMs } of keys) {
-      const windowStart = Math.floor(now / windowMs) * windowMs;
-      const [hits] = await this.limits.hit([key], windowStart, windowMs);
-      if (hits! > max) return Math.ceil((windowStart + windowMs - now) / 1000);
-    }
-    return null;
   }
 
   async requestLink(book: ReaderBook, input: { email: string; ip: string }): Promise<LinkRequestResult> {
     const email = canonicalEmail(input.email);
     if (!email) return { outcome: 'invalid' };
     const bookId = book.row.id;
-    const retryAfter = await this.overLimit([
-      { key: `gate:${bookId}:client:${this.clientKey(input.ip)}`, ...LIMITS.perClient },
-      { key: `gate:${bookId}:address:${email}`, ...LIMITS.perAddress },
+    const retryAfter = await this.limiter.hit([
+      { bucket: `gate:${bookId}:client`, subject: this.limiter.clientKey(input.ip), ...LIMITS.perClient },
+      { bucket: `gate:${bookId}:address`, subject: email, ...LIMITS.perAddress },
     ]);
     if (retryAfter !== null) return { outcome: 'rate_limited', retryAfterSeconds: retryAfter };
 

@@ -18,6 +18,7 @@ import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../../platform/config/env.ts';
 import type { Db } from '../../platform/db/database.ts';
 import { ERRORS } from '../../platform/errors.ts';
+import type { ClientRateLimiter } from '../../platform/http/client-rate-limit.ts';
 import type { Storage } from '../../platform/storage/storage.ts';
 import { allowAllReaders, type ReaderAccessPolicy, type ReaderRequestKind } from './reader.access.ts';
 import { readerBundle } from './reader.bundle.ts';
@@ -36,6 +37,8 @@ export interface ReaderRoutesOptions {
   access?: ReaderAccessPolicy;
   /** A gate shared with other public book endpoints (then `access` and the service options are the gate's). */
   gate?: ReaderGate;
+  /** Per-client limits on search and text (they read the database on every call). None: unlimited. */
+  limiter?: ClientRateLimiter;
   /** Characters of page text the page itself carries. Default 200,000. */
   textBudgetChars?: number;
   /** The qpdf binary, for password-protected downloads. Default "qpdf" on PATH. */
@@ -43,6 +46,9 @@ export interface ReaderRoutesOptions {
 }
 
 const ROUTE = { schema: { hide: true }, config: { public: true, unlimited: true } } as const;
+/** A reader searching or paging through text by hand stays far below these; a scraper does not. */
+const SEARCH_LIMIT = { bucket: 'reader:search', max: 60, windowMs: 60_000 };
+const TEXT_LIMIT = { bucket: 'reader:text', max: 120, windowMs: 60_000 };
 const compressGzip = promisify(gzip);
 const compressBrotli = promisify(brotliCompress);
 
@@ -102,6 +108,12 @@ export const readerRoutes: FastifyPluginAsync<ReaderRoutesOptions> = async (app,
     return sendHtml(request, reply, status, renderNoticePage({ nonce, title, message, bookName }), { nonce, frameAncestors });
   }
 
+  async function limit(request: FastifyRequest, rule: typeof SEARCH_LIMIT): Promise<void> {
+    if (!options.limiter) return;
+    const wait = await options.limiter.hit([{ ...rule, subject: options.limiter.clientKey(request.ip) }]);
+    if (wait !== null) throw ERRORS.rateLimited(wait);
+  }
+
   const gate = (request: FastifyRequest, kind: ReaderRequestKind) =>
     readerGate.check({ randomId: (request.params as { randomId: string }).randomId, headers: request.headers, query: (request.query ?? {}) as Record<string, unknown>, ip: request.ip }, kind);
 
@@ -141,6 +153,7 @@ export const readerRoutes: FastifyPluginAsync<ReaderRoutesOptions> = async (app,
   });
 
   app.get('/read/:randomId/search', ROUTE, async (request, reply) => {
+    await limit(request, SEARCH_LIMIT);
     const result = await gate(request, 'search');
     if (!result.ok) refuseJson(result);
     const q = (request.query as { q?: unknown }).q;
@@ -151,6 +164,7 @@ export const readerRoutes: FastifyPluginAsync<ReaderRoutesOptions> = async (app,
   });
 
   app.get('/read/:randomId/text', ROUTE, async (request, reply) => {
+    await limit(request, TEXT_LIMIT);
     const result = await gate(request, 'text');
     if (!result.ok) refuseJson(result);
     const query = request.query as { from?: string; to?: string };

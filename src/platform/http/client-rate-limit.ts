@@ -1,0 +1,45 @@
+/**
+ * Rate limits for public endpoints (the reader's search, the access gate,
+ * reader events), counted in the same shared store as the API's limits.
+ * Client addresses are never kept: the counter key holds a salted hash of
+ * the IP, so the store cannot be read back into addresses.
+ */
+import { createHash } from 'node:crypto';
+import type { RateLimitStore } from './rate-limit-store.ts';
+
+export interface LimitRule {
+  /** A stable name for the counter ("gate:42:client", "search"). */
+  bucket: string;
+  max: number;
+  windowMs: number;
+}
+
+export class ClientRateLimiter {
+  private readonly store: RateLimitStore;
+  private readonly salt: string;
+
+  constructor(store: RateLimitStore, salt: string) {
+    this.store = store;
+    this.salt = salt;
+  }
+
+  /** The counter-key form of a client address. */
+  clientKey(ip: string): string {
+    return createHash('sha256').update(`${this.salt}:${ip}`).digest('base64url').slice(0, 22);
+  }
+
+  /**
+   * Counts one hit against each rule (`subject` distinguishes who is
+   * counted: a hashed client, an address, a session). Returns the seconds
+   * to wait when any rule is exceeded, else null.
+   */
+  async hit(rules: (LimitRule & { subject: string })[], now = Date.now()): Promise<number | null> {
+    let wait: number | null = null;
+    for (const rule of rules) {
+      const windowStart = Math.floor(now / rule.windowMs) * rule.windowMs;
+      const [count] = await this.store.hit([`${rule.bucket}:${rule.subject}`], windowStart, rule.windowMs);
+      if (count! > rule.max) wait = Math.max(wait ?? 0, Math.ceil((windowStart + rule.windowMs - now) / 1000));
+    }
+    return wait;
+  }
+}

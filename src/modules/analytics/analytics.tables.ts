@@ -74,6 +74,8 @@ export const viewEvents = pgTable('view_events', {
   uniqueIndex('view_events_book_session_key').on(t.bookId, t.sessionId),
   index('view_events_book_time_idx').on(t.bookId, t.recordedAt),
   index('view_events_book_viewer_idx').on(t.bookId, t.viewerId, t.recordedAt),
+  // Visits per tracked link (the tracked-links list) and the analytics' tracked_link_id filter.
+  index('view_events_book_tracked_link_idx').on(t.bookId, t.trackedLinkId, t.recordedAt),
 ]);
 
 export const interactionEvents = pgTable('interaction_events', {
@@ -140,6 +142,29 @@ export const leads = pgTable('leads', {
   createdAt: ts('created_at').notNull().defaultNow(),
 }, (t) => [index('leads_book_time_idx').on(t.bookId, t.createdAt)]);
 
+/** The fields a lead form may ask for; email is always asked and required (it is what makes a lead). */
+export const LEAD_FORM_FIELDS = ['name', 'email', 'phone', 'company', 'message'] as const;
+export type LeadFormFieldName = (typeof LEAD_FORM_FIELDS)[number];
+export interface LeadFormField {
+  name: LeadFormFieldName;
+  required: boolean;
+}
+
+/** A book's lead form (at most one): shown in the reader once the reader reaches show_after_page, while enabled. */
+export const leadForms = pgTable('lead_forms', {
+  bookId: integer('book_id').primaryKey().references(() => books.id, { onDelete: 'cascade' }),
+  workspaceId: integer('workspace_id').notNull().references(() => workspaces.id, { onDelete: 'cascade' }),
+  enabled: boolean('enabled').notNull().default(false),
+  title: text('title').notNull(),
+  description: text('description'),
+  /** In the order shown. */
+  fields: jsonb('fields').$type<LeadFormField[]>().notNull(),
+  showAfterPage: integer('show_after_page').notNull().default(1),
+  createdAt: ts('created_at').notNull().defaultNow(),
+  updatedAt: ts('updated_at').notNull().defaultNow(),
+});
+
 export type TrackedLinkRow = typeof trackedLinks.$inferSelect;
 export type ViewEventRow = typeof viewEvents.$inferSelect;
 export type InteractionEventRow = typeof interactionEvents.$inferSelect;
+export type LeadFormRow = typeof leadForms.$inferSelect;

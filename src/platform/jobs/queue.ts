@@ -116,6 +116,10 @@ export class JobQueue {
         expireInSeconds: definition.expireInSeconds ?? 15 * 60,
       });
       if (definition.cron) await this.boss.schedule(definition.name, definition.cron, { $version: definition.version });
+      // pg-boss caches queue metadata when it starts, before these queues exist on a fresh database, and fills a miss
+      // through its own connection. A send inside a transaction on PGlite (one connection) would then wait for
+      // itself, so fill the cache now (a lookup by a nil id does exactly that, and reads nothing).
+      await this.boss.getJobById(definition.name, '00000000-0000-0000-0000-000000000000');
     }
     if (!work) return;
     for (const definition of this.definitions.values()) {

@@ -22,6 +22,7 @@ import { ClientRateLimiter } from './platform/http/client-rate-limit.ts';
 import { healthRoutes } from './modules/health/health.routes.ts';
 import { meRoutes } from './modules/workspaces/me.routes.ts';
 import { booksRoutes } from './modules/books/books.routes.ts';
+import { bulkSettingsRoutes } from './modules/books/bulk-settings.routes.ts';
 import { assetsRoutes } from './platform/storage/assets.routes.ts';
 import { accessRoutes } from './modules/access/access.routes.ts';
 import { AccessGateService } from './modules/access/access-gate.service.ts';
@@ -90,6 +91,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
       await v1.register(healthRoutes, { ping: () => database.ping() });
       await v1.register(meRoutes, { limits });
       await v1.register(booksRoutes, { books: services.books, uploads: services.uploads, uploadLimitBytes: config.UPLOAD_LIMIT_BYTES });
+      await v1.register(bulkSettingsRoutes, { bulkSettings: services.bulkSettings });
       await v1.register(accessRoutes, { access: services.accessLists });
       if (deps.extraRoutes) await v1.register(deps.extraRoutes);
     },

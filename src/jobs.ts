@@ -7,6 +7,7 @@ import type { Services } from './services.ts';
 import type { Storage } from './platform/storage/storage.ts';
 import { convertBookJob } from './modules/books/convert-book.job.ts';
 import { bookLifecycleJobs } from './modules/books/book-lifecycle.jobs.ts';
+import { bulkSettingsJob } from './modules/books/bulk-settings.job.ts';
 
 export function createJobDefinitions(deps: { database: Database; storage: Storage; services: Services; config: Readonly<Config> }): JobDefinition[] {
   const { config } = deps;
@@ -20,5 +21,6 @@ export function createJobDefinitions(deps: { database: Database; storage: Storag
       officeTimeoutMs: config.OFFICE_TIMEOUT_MS,
     }),
     ...bookLifecycleJobs(deps.services.books),
+    bulkSettingsJob(deps.services.bulkSettings),
   ] as JobDefinition[];
 }

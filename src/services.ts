@@ -7,7 +7,8 @@ import path from 'node:path';
 import { WorkspacesService } from './modules/workspaces/workspaces.service.ts';
 import { BooksService } from './modules/books/books.service.ts';
 import { UploadsService } from './modules/books/uploads.service.ts';
-import { AccessListsService } from './modules/access/access-lists.service.ts';
+import { BulkSettingsService } from './modules/books/bulk-settings.service.ts';
+import { AccessListsService, clearAccessList, replaceAccessList } from './modules/access/access-lists.service.ts';
 import { ReaderSessions } from './modules/access/reader-session.ts';
 import { Mailer } from './platform/mail/mailer.ts';
 import type { Logger } from 'pino';
@@ -16,6 +17,7 @@ export interface Services {
   workspaces: WorkspacesService;
   books: BooksService;
   uploads: UploadsService;
+  bulkSettings: BulkSettingsService;
   accessLists: AccessListsService;
   readerSessions: ReaderSessions;
   mailer: Mailer;
@@ -37,5 +39,6 @@ export function createServices(deps: { database: Database; storage: Storage; que
       from: config.MAIL_FROM,
       logBodies: config.NODE_ENV === 'development',
     }),
+    bulkSettings: new BulkSettingsService({ db: database.db, queue, accessLists: { replace: replaceAccessList, clear: clearAccessList } }),
   };
 }

@@ -11,8 +11,8 @@ import type { JobQueue } from '../../platform/jobs/queue.ts';
 import { afterCursor, decodeCursor, orderOf, toPage, type KeysetSort } from '../../platform/http/pagination.ts';
 import type { Storage } from '../../platform/storage/storage.ts';
 import { recordEvent } from '../events/events.service.ts';
-import { DEFAULT_SETTINGS, SETTING_FIELDS, settingsRevision, toBookRecord, type AccessListState, type BookRecord, type BookUrls } from './books.settings.ts';
-import { bookPages, books, uploadBatches, type BookRow, type StoredBookSettings } from './books.tables.ts';
+import { SETTING_FIELDS, applySettingsChange, toBookRecord, type SettingsChange, type AccessListState, type BookRecord, type BookUrls } from './books.settings.ts';
+import { bookPages, books, uploadBatches, type BookRow } from './books.tables.ts';
 
 export interface Caller {
   workspaceId: number;
@@ -102,8 +102,10 @@ export class BooksService {
     );
   }
 
-  async findRow(caller: Caller, randomId: string, db: DbOrTx = this.db): Promise<BookRow> {
-    const [row] = await db.select().from(books).where(and(eq(books.workspaceId, caller.workspaceId), eq(books.randomId, randomId)));
+  /** `lock` takes the row lock (SELECT … FOR UPDATE) for the rest of the transaction `db` is. */
+  async findRow(caller: Caller, randomId: string, db: DbOrTx = this.db, options: { lock?: boolean } = {}): Promise<BookRow> {
+    const query = db.select().from(books).where(and(eq(books.workspaceId, caller.workspaceId), eq(books.randomId, randomId)));
+    const [row] = options.lock ? await query.for('update') : await query;
     if (!row) throw ERRORS.notFound('Book');
     return row;
   }
@@ -126,18 +128,16 @@ export class BooksService {
   async update(caller: Caller, randomId: string, input: UpdateBookInput): Promise<BookRecord> {
     const now = new Date();
     const row = await this.db.transaction(async (tx) => {
-      const current = await this.findRow(caller, randomId, tx);
-      const changes: Partial<typeof books.$inferInsert> = { updatedAt: now };
-      const settings: StoredBookSettings = { ...DEFAULT_SETTINGS, ...current.settings };
-      for (const [field, setting] of Object.entries(SETTING_FIELDS)) {
-        if (input[field] !== undefined) (settings as unknown as Record<string, unknown>)[setting] = input[field];
-      }
-      changes.settings = settings;
-      if (input.title !== undefined) changes.name = input.title;
+      // Locked until commit: a bulk settings item on the same book waits, so neither write is lost or mixed.
+      const current = await this.findRow(caller, randomId, tx, { lock: true });
+      const settingsChange: SettingsChange = { settings: {} };
+      for (const field of Object.keys(SETTING_FIELDS) as (keyof typeof SETTING_FIELDS)[]) settingsChange.settings[field] = input[field];
+      settingsChange.title = input.title;
+      settingsChange.description = input.description;
+      settingsChange.pdfPassword = input.pdf_password;
+      const group = applySettingsChange(current, settingsChange);
+      const changes: Partial<typeof books.$inferInsert> = { ...group, updatedAt: now };
       if (input.slug !== undefined) changes.slug = input.slug;
-      if (input.description !== undefined) changes.description = input.description;
-      // An empty string clears the password.
-      if (input.pdf_password !== undefined) changes.pdfPassword = input.pdf_password === '' ? null : input.pdf_password;
       if (input.expires_at !== undefined) changes.expiresAt = new Date(input.expires_at);
       if (input.published_date !== undefined) changes.publishedDate = new Date(input.published_date);
 
@@ -156,8 +156,6 @@ export class BooksService {
       }
       changes.status = input.status;
       if (expiresAt && expiresAt > now) changes.unpublishedAt = null;
-      const next = { ...current, ...changes } as BookRow;
-      changes.settingsRevision = settingsRevision(next);
 
       const [updated] = await tx.update(books).set(changes).where(eq(books.id, current.id)).returning();
       if (updated!.status === 'schedule') {

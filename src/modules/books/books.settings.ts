@@ -4,7 +4,7 @@
  */
 import { createHash } from 'node:crypto';
 import { planAllows } from '../../platform/auth/plans.ts';
-import type { BookRow, StoredBookSettings } from './books.tables.ts';
+import type { BookRow, DownloadMode, StoredBookSettings } from './books.tables.ts';
 
 export const ANIMATIONS = ['flip', 'scroll_view', 'slide', 'fade', 'zoom', 'flick-through', 'cut'] as const;
 
@@ -48,6 +48,51 @@ export const SETTING_FIELDS = {
   open_fullscreen_by_default: 'open_fullscreen_by_default',
   share_social_media: 'share_social_media',
 } as const satisfies Record<string, keyof StoredBookSettings>;
+
+/**
+ * A change to a book's settings group (settings, title, description, download
+ * password), in the API's field names: the update body's SETTING_FIELDS keys
+ * plus the book fields. Shared by PUT /books/{book} and bulk settings, so both
+ * paths write the same way. `undefined` leaves a field unchanged.
+ */
+export interface SettingsChange {
+  settings: Partial<Record<keyof typeof SETTING_FIELDS, unknown>>;
+  /** Bulk settings' `downloadable_pdf` mode; `downloadable` is set through `settings.downloadable_pdf`. */
+  downloadMode?: DownloadMode | null;
+  title?: string;
+  description?: string | null;
+  /** An empty string or null removes the password. */
+  pdfPassword?: string | null;
+}
+
+export type SettingsGroup = Pick<BookRow, 'settings' | 'name' | 'description' | 'pdfPassword'>;
+
+/** The book's settings group after `change`, and its new revision. Pure: the caller writes it (under a row lock). */
+export function applySettingsChange(current: SettingsGroup, change: SettingsChange): SettingsGroup & { settingsRevision: string } {
+  const settings: StoredBookSettings = { ...DEFAULT_SETTINGS, ...current.settings };
+  for (const [field, setting] of Object.entries(SETTING_FIELDS)) {
+    const value = change.settings[field as keyof typeof SETTING_FIELDS];
+    if (value !== undefined) (settings as unknown as Record<string, unknown>)[setting] = value;
+  }
+  if (change.downloadMode !== undefined) {
+    if (change.downloadMode === null) delete settings.download_mode;
+    else settings.download_mode = change.downloadMode;
+  }
+  // The mode only means something while downloads are on.
+  if (!settings.downloadable) delete settings.download_mode;
+  const next: SettingsGroup = {
+    settings,
+    name: change.title ?? current.name,
+    description: change.description !== undefined ? change.description : current.description,
+    pdfPassword: change.pdfPassword !== undefined ? change.pdfPassword || null : current.pdfPassword,
+  };
+  return { ...next, settingsRevision: settingsRevision(next) };
+}
+
+/** Bulk settings' `downloadable_pdf`: false, or what a download offers. */
+export function downloadablePdfOf(settings: StoredBookSettings): false | DownloadMode {
+  return settings.downloadable ? (settings.download_mode ?? 'full') : false;
+}
 
 /**
  * A digest of everything a settings write can change (settings, title,

@@ -23,11 +23,18 @@ export interface StoredBookSettings {
   auto_links_enabled: boolean;
   magic_link_message: string | null;
   magic_link_error_message: string | null;
+  /**
+   * What a download offers while `downloadable` is on (bulk settings' `downloadable_pdf`).
+   * Absent means `full`; kept out of the defaults so books that never set it keep their revision.
+   */
+  download_mode?: DownloadMode;
   /** Derived from the access list and kept here by the access area (access-lists.service.ts); never set by a settings write. */
   eod_enabled?: boolean;
   /** Derived from the embed-domain list, like eod_enabled. */
   domains_enabled?: boolean;
 }
+
+export type DownloadMode = 'full' | 'single' | 'spread';
 
 /** One upload: a file, its conversion job and the book it produces. */
 export const uploadBatches = pgTable('upload_batches', {

@@ -25,6 +25,7 @@ import { booksRoutes } from './modules/books/books.routes.ts';
 import { bulkSettingsRoutes } from './modules/books/bulk-settings.routes.ts';
 import { assetsRoutes } from './platform/storage/assets.routes.ts';
 import { accessRoutes } from './modules/access/access.routes.ts';
+import { trackedLinksRoutes } from './modules/analytics/tracked-links.routes.ts';
 import { AccessGateService } from './modules/access/access-gate.service.ts';
 import { gateRoutes } from './modules/access/gate.routes.ts';
 import { ListsReaderPolicy } from './modules/access/reader-policy.ts';
@@ -93,6 +94,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
       await v1.register(booksRoutes, { books: services.books, uploads: services.uploads, uploadLimitBytes: config.UPLOAD_LIMIT_BYTES });
       await v1.register(bulkSettingsRoutes, { bulkSettings: services.bulkSettings });
       await v1.register(accessRoutes, { access: services.accessLists });
+      await v1.register(trackedLinksRoutes, { trackedLinks: services.trackedLinks });
       if (deps.extraRoutes) await v1.register(deps.extraRoutes);
     },
     { prefix: '/v1' },

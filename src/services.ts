@@ -11,6 +11,7 @@ import { BulkSettingsService } from './modules/books/bulk-settings.service.ts';
 import { AccessListsService, clearAccessList, replaceAccessList } from './modules/access/access-lists.service.ts';
 import { ReaderSessions } from './modules/access/reader-session.ts';
 import { Mailer } from './platform/mail/mailer.ts';
+import { TrackedLinksService } from './modules/analytics/tracked-links.service.ts';
 import type { Logger } from 'pino';
 
 export interface Services {
@@ -21,6 +22,7 @@ export interface Services {
   accessLists: AccessListsService;
   readerSessions: ReaderSessions;
   mailer: Mailer;
+  trackedLinks: TrackedLinksService;
 }
 
 export function createServices(deps: { database: Database; storage: Storage; queue: JobQueue; config: Readonly<Config>; logger: Logger; secretKey: string }): Services {
@@ -32,6 +34,7 @@ export function createServices(deps: { database: Database; storage: Storage; que
     uploads: new UploadsService({ db: database.db, storage, queue, books, tmpDir: path.join(config.dataDir, 'tmp') }),
     accessLists: new AccessListsService({ db: database.db }),
     readerSessions: new ReaderSessions({ secret: deps.secretKey, lifetimeHours: config.READER_SESSION_HOURS, publicBaseUrl: config.publicBaseUrl }),
+    trackedLinks: new TrackedLinksService({ db: database.db, publicBaseUrl: config.publicBaseUrl }),
     mailer: new Mailer({
       db: database.db,
       logger: deps.logger.child({ component: 'mail' }),

@@ -23,6 +23,7 @@ import { healthRoutes } from './modules/health/health.routes.ts';
 import { meRoutes } from './modules/workspaces/me.routes.ts';
 import { booksRoutes } from './modules/books/books.routes.ts';
 import { bulkSettingsRoutes } from './modules/books/bulk-settings.routes.ts';
+import { brandRoutes } from './modules/brand/brand.routes.ts';
 import { assetsRoutes } from './platform/storage/assets.routes.ts';
 import { accessRoutes } from './modules/access/access.routes.ts';
 import { trackedLinksRoutes } from './modules/analytics/tracked-links.routes.ts';
@@ -93,6 +94,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
       await v1.register(meRoutes, { limits });
       await v1.register(booksRoutes, { books: services.books, uploads: services.uploads, uploadLimitBytes: config.UPLOAD_LIMIT_BYTES });
       await v1.register(bulkSettingsRoutes, { bulkSettings: services.bulkSettings });
+      await v1.register(brandRoutes, { brand: services.brand });
       await v1.register(accessRoutes, { access: services.accessLists });
       await v1.register(trackedLinksRoutes, { trackedLinks: services.trackedLinks });
       if (deps.extraRoutes) await v1.register(deps.extraRoutes);

@@ -8,6 +8,7 @@ import { WorkspacesService } from './modules/workspaces/workspaces.service.ts';
 import { BooksService } from './modules/books/books.service.ts';
 import { UploadsService } from './modules/books/uploads.service.ts';
 import { BulkSettingsService } from './modules/books/bulk-settings.service.ts';
+import { BrandService } from './modules/brand/brand.service.ts';
 import { AccessListsService, clearAccessList, replaceAccessList } from './modules/access/access-lists.service.ts';
 import { ReaderSessions } from './modules/access/reader-session.ts';
 import { Mailer } from './platform/mail/mailer.ts';
@@ -19,6 +20,7 @@ export interface Services {
   books: BooksService;
   uploads: UploadsService;
   bulkSettings: BulkSettingsService;
+  brand: BrandService;
   accessLists: AccessListsService;
   readerSessions: ReaderSessions;
   mailer: Mailer;
@@ -42,6 +44,7 @@ export function createServices(deps: { database: Database; storage: Storage; que
       from: config.MAIL_FROM,
       logBodies: config.NODE_ENV === 'development',
     }),
+    brand: new BrandService({ db: database.db, storage, publicBaseUrl: config.publicBaseUrl }),
     bulkSettings: new BulkSettingsService({ db: database.db, queue, accessLists: { replace: replaceAccessList, clear: clearAccessList } }),
   };
 }

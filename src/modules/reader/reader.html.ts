@@ -2,8 +2,11 @@
  * Server-rendered HTML of the reader: the reader page (toolbar, cover, panels,
  * page text, metadata for search engines and link previews) and the notice
  * pages (not found, gone, unavailable). The browser code in client/ takes the
- * page over; nothing here runs script inline, so the CSP stays strict.
+ * page over; nothing here runs script inline, so the CSP stays strict (the
+ * one exception: a brand's Google Analytics snippet, nonce'd, and only when
+ * take-over is on with a measurement id).
  */
+import { analyticsScripts, brandCss, brandMark, socialLinks } from '../brand/brand.reader.ts';
 import type { OutlineEntry } from '../conversion/conversion.types.ts';
 import type { ReaderBook, ReaderContent } from './reader.service.ts';
 
@@ -132,6 +135,9 @@ export function renderReaderPage(input: ReaderPageInput): string {
   const first = data.pages[0];
   const ratio = first ? first.w / first.h : 0.7071;
   const year = (row.publishedDate ?? row.createdAt).getUTCFullYear();
+  // Brand take-over: the workspace's brand replaces the service's own (name, badge, colors, logo, analytics).
+  const brand = content.brand;
+  const publisher = brand?.companyName ?? book.publisher;
 
   const jsonLd = {
     '@context': 'https://schema.org',
@@ -143,7 +149,7 @@ export function renderReaderPage(input: ReaderPageInput): string {
     bookFormat: 'https://schema.org/EBook',
     ...(cover ? { image: cover.url } : {}),
     ...(row.publishedDate ? { datePublished: row.publishedDate.toISOString() } : {}),
-    publisher: { '@type': 'Organization', name: book.publisher },
+    publisher: { '@type': 'Organization', name: publisher },
     ...(settings.downloadable ? { encoding: { '@type': 'MediaObject', encodingFormat: 'application/pdf', contentUrl: `${data.url}/download` } } : {}),
   };
 
@@ -155,7 +161,7 @@ export function renderReaderPage(input: ReaderPageInput): string {
     `<link rel="canonical" href="${canonical}">`,
     `<link rel="icon" href="data:,">`,
     `<meta property="og:type" content="book">`,
-    `<meta property="og:site_name" content="Flipbook">`,
+    `<meta property="og:site_name" content="${escapeHtml(brand?.companyName ?? 'Flipbook')}">`,
     `<meta property="og:title" content="${title}">`,
     `<meta property="og:description" content="${description}">`,
     `<meta property="og:url" content="${canonical}">`,
@@ -172,9 +178,10 @@ export function renderReaderPage(input: ReaderPageInput): string {
     `<meta name="twitter:description" content="${description}">`,
     ...(cover ? [`<meta name="twitter:image" content="${escapeHtml(cover.url)}">`, `<meta name="twitter:image:alt" content="Cover of ${title}">`] : []),
     `<link rel="stylesheet" href="${input.styleUrl}">`,
-    `<style nonce="${nonce}">:root{--ratio:${ratio.toFixed(4)}}${input.bookCss}</style>`,
+    `<style nonce="${nonce}">:root{--ratio:${ratio.toFixed(4)}}${brandCss(brand)}${input.bookCss}</style>`,
     `<script src="${input.scriptUrl}" defer></script>`,
     `<script type="application/ld+json">${scriptJson(jsonLd)}</script>`,
+    analyticsScripts(brand, nonce),
   ];
 
   const tools: string[] = [];
@@ -183,6 +190,7 @@ export function renderReaderPage(input: ReaderPageInput): string {
   tools.push(button('open-search', 'Search', 'search', ' data-open="dlg-search" aria-haspopup="dialog"'));
   if (settings.accessibility_enabled) tools.push(button('open-text', 'Text view', 'text', ' data-open="dlg-text" aria-haspopup="dialog"'));
   if (settings.share_social_media) tools.push(button('open-share', 'Share', 'share', ' data-open="dlg-share" aria-haspopup="dialog"'));
+  if (brand) tools.push(...socialLinks(brand));
   if (settings.downloadable) tools.push(`<a class="btn" id="download" href="${escapeHtml(input.downloadUrl)}" download aria-label="Download PDF" title="Download PDF">${icon('download')}</a>`);
   if (settings.sound_enabled) tools.push(`<button type="button" class="btn" id="sound" aria-label="Page-turn sound" title="Page-turn sound" aria-pressed="true">${icon('soundOn', 'on')}${icon('soundOff', 'off')}</button>`);
   if (settings.fullscreen_enabled) tools.push(`<button type="button" class="btn" id="fullscreen" aria-label="Full screen" title="Full screen" aria-pressed="false">${icon('fullscreen', 'on')}${icon('exitFullscreen', 'off')}</button>`);
@@ -221,20 +229,20 @@ export function renderReaderPage(input: ReaderPageInput): string {
   if (settings.share_social_media) dialogs.push(dialog('dlg-share', 'Share', shareLinks(row.name, data.url)));
 
   const footer = [
-    settings.copyright_enabled ? `<p class="copyright">© ${year} ${escapeHtml(book.publisher)}. All rights reserved.</p>` : '<span class="spacer"></span>',
+    settings.copyright_enabled ? `<p class="copyright">© ${year} ${escapeHtml(publisher)}. All rights reserved.</p>` : '<span class="spacer"></span>',
     `<nav class="pager" aria-label="Page navigation">` +
       button('prev', 'Previous page', 'prev') +
       `<form id="goto" class="goto"><input id="page-input" aria-label="Page number" value="1" inputmode="numeric" autocomplete="off" size="5">` +
       `<span id="page-count">of ${content.pageCount}</span></form>` +
       button('next', 'Next page', 'next') +
       `</nav>`,
-    settings.made_with_badge_enabled ? `<p class="badge">Made with <strong>Flipbook</strong></p>` : '<span class="spacer"></span>',
+    settings.made_with_badge_enabled && !brand ? `<p class="badge">Made with <strong>Flipbook</strong></p>` : '<span class="spacer"></span>',
   ];
 
   return (
-    `<!doctype html><html lang="en"><head>${meta.join('')}</head><body>` +
+    `<!doctype html><html lang="en"><head>${meta.join('')}</head><body${brand ? ' class="branded"' : ''}>` +
     `<div class="reader" id="reader">` +
-    `<header class="bar top"><h1 class="title">${title}</h1><div class="tools" role="group" aria-label="Reader tools">${tools.join('')}</div></header>` +
+    `<header class="bar top">${brand ? brandMark(brand) : ''}<h1 class="title">${title}</h1><div class="tools" role="group" aria-label="Reader tools">${tools.join('')}</div></header>` +
     `<main class="stage" id="stage" tabindex="-1" aria-label="Pages of ${title}">${ssrCover}` +
     (settings.accessibility_enabled ? '' : `<div class="visually-hidden">${textSections(content.texts, false)}</div>`) +
     `</main>` +

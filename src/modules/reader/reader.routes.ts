@@ -21,6 +21,7 @@ import { ERRORS } from '../../platform/errors.ts';
 import type { ClientRateLimiter } from '../../platform/http/client-rate-limit.ts';
 import type { Storage } from '../../platform/storage/storage.ts';
 import { allowAllReaders, type ReaderAccessPolicy, type ReaderRequestKind } from './reader.access.ts';
+import { brandCspSources, type CspSources } from '../brand/brand.reader.ts';
 import { readerBundle } from './reader.bundle.ts';
 import { ReaderGate, type GateResult } from './reader.gate.ts';
 import { backgroundCss, renderNoticePage, renderReaderPage } from './reader.html.ts';
@@ -61,13 +62,15 @@ function encodingFor(request: FastifyRequest): Encoding {
   return null;
 }
 
-function contentSecurityPolicy(input: { nonce: string; imageOrigins: string[]; frameAncestors: '*' | string[] }): string {
+function contentSecurityPolicy(input: { nonce: string; imageOrigins: string[]; frameAncestors: '*' | string[]; extra?: CspSources | null }): string {
+  // `extra`: a brand's Google Analytics (brand.reader.ts), allowed only on the pages that load it.
+  const { extra } = input;
   return [
     "default-src 'none'",
-    "script-src 'self'",
+    extra ? `script-src 'self' 'nonce-${input.nonce}' ${extra.script.join(' ')}` : "script-src 'self'",
     `style-src 'self' 'nonce-${input.nonce}'`,
-    `img-src 'self' data: ${input.imageOrigins.join(' ')}`.trim(),
-    "connect-src 'self'",
+    `img-src 'self' data: ${[...input.imageOrigins, ...(extra?.img ?? [])].join(' ')}`.trim(),
+    `connect-src 'self' ${(extra?.connect ?? []).join(' ')}`.trim(),
     `frame-ancestors ${input.frameAncestors === '*' ? '*' : input.frameAncestors.join(' ') || "'none'"}`,
     "base-uri 'none'",
     "form-action 'self'",
@@ -85,13 +88,13 @@ export const readerRoutes: FastifyPluginAsync<ReaderRoutesOptions> = async (app,
   const readerGate = options.gate ?? new ReaderGate(service, options.access ?? allowAllReaders);
   const assetOrigins = service.assetOrigins();
 
-  async function sendHtml(request: FastifyRequest, reply: FastifyReply, status: number, html: string, csp: { nonce: string; imageOrigins?: string[]; frameAncestors: '*' | string[] }) {
+  async function sendHtml(request: FastifyRequest, reply: FastifyReply, status: number, html: string, csp: { nonce: string; imageOrigins?: string[]; frameAncestors: '*' | string[]; extra?: CspSources | null }) {
     // Helmet's X-Frame-Options would forbid embedding; frame-ancestors says where the reader may be framed instead.
     reply.removeHeader('x-frame-options');
     reply
       .code(status)
       .header('content-type', 'text/html; charset=utf-8')
-      .header('content-security-policy', contentSecurityPolicy({ nonce: csp.nonce, imageOrigins: csp.imageOrigins ?? [], frameAncestors: csp.frameAncestors }))
+      .header('content-security-policy', contentSecurityPolicy({ nonce: csp.nonce, imageOrigins: csp.imageOrigins ?? [], frameAncestors: csp.frameAncestors, extra: csp.extra }))
       .header('cache-control', 'private, no-cache')
       .header('vary', 'accept-encoding');
     const body = Buffer.from(html);
@@ -149,7 +152,7 @@ export const readerRoutes: FastifyPluginAsync<ReaderRoutesOptions> = async (app,
       downloadUrl: `/read/${book.row.randomId}/download`,
     });
     const imageOrigins = background.imageOrigin ? [...assetOrigins, background.imageOrigin] : assetOrigins;
-    return sendHtml(request, reply, 200, html, { nonce, imageOrigins, frameAncestors: result.frameAncestors });
+    return sendHtml(request, reply, 200, html, { nonce, imageOrigins, frameAncestors: result.frameAncestors, extra: brandCspSources(content.brand) });
   });
 
   app.get('/read/:randomId/search', ROUTE, async (request, reply) => {

@@ -12,6 +12,7 @@ import type { Storage } from '../../platform/storage/storage.ts';
 import { DEFAULT_SETTINGS, effectiveStatus } from '../books/books.settings.ts';
 import { bookPages, books, type BookRow, type StoredBookSettings } from '../books/books.tables.ts';
 import type { OutlineEntry, PageLink, TextItem } from '../conversion/conversion.types.ts';
+import { loadReaderBrand, type ReaderBrand } from '../brand/brand.service.ts';
 import { workspaces } from '../workspaces/workspaces.tables.ts';
 import type { HitRect, ReaderData, ReaderImage, ReaderLink, ReaderPage, SearchHit, SearchResponse, TextResponse } from './reader.types.ts';
 
@@ -28,6 +29,8 @@ export interface ReaderBook {
   row: BookRow;
   settings: StoredBookSettings;
   publisher: string;
+  /** The workspace's plan (what it may show: badge removal, brand take-over). */
+  plan: string;
 }
 
 /**
@@ -55,6 +58,8 @@ export interface ReaderContent {
   /** Page texts put in the HTML: pages 1..data.textUntil. */
   texts: { page: number; text: string }[];
   pageCount: number;
+  /** The workspace brand shown instead of the service's, while take-over is on and the plan allows it. */
+  brand: ReaderBrand | null;
 }
 
 export interface PdfDownload {
@@ -195,7 +200,7 @@ export class ReaderService {
     const settings = { ...DEFAULT_SETTINGS, ...found.row.settings };
     // Plans that cannot remove the badge always show it (as the Book record says).
     if (!planAllows(found.plan, 'remove_made_with_badge')) settings.made_with_badge_enabled = true;
-    return { row: found.row, settings, publisher: found.publisher };
+    return { row: found.row, settings, publisher: found.publisher, plan: found.plan };
   }
 
   availability(book: ReaderBook | null, now = new Date()): Availability {
@@ -210,6 +215,8 @@ export class ReaderService {
 
   async content(book: ReaderBook): Promise<ReaderContent> {
     const { row, settings } = book;
+    // Read on every page view (the page is not cached), so turning take-over off shows at once.
+    const brandLoad = planAllows(book.plan, 'take_over_branding') ? loadReaderBrand(this.db, row.workspaceId, (key) => this.assetUrl(key)) : Promise.resolve(null);
     const rows = await this.db
       .select({
         number: bookPages.number,
@@ -268,7 +275,7 @@ export class ReaderService {
       wm: settings.watermark?.trim() || null,
       textUntil,
     };
-    return { data, cover, coverImages, outline: row.outline ?? [], description, texts, pageCount: rows.length };
+    return { data, cover, coverImages, outline: row.outline ?? [], description, texts, pageCount: rows.length, brand: await brandLoad };
   }
 
   private async pageTexts(bookId: number, from: number, to: number): Promise<{ page: number; text: string }[]> {

@@ -1,14 +1,16 @@
 /**
  * Public page images, served from storage with immutable caching: their keys
  * carry a rendition id that changes whenever pages are rendered again, so a
- * URL never changes meaning. Only page images are served here; originals and
+ * URL never changes meaning (brand logos likewise: their key is a hash of
+ * the bytes). Only page images and logos are served here; originals and
  * PDFs go through the reader, which applies the book's download rules.
  */
 import type { FastifyPluginAsync } from 'fastify';
 import { ERRORS } from '../errors.ts';
 import type { Storage } from './storage.ts';
 
-const PUBLIC_ASSET = /^books\/[A-Za-z0-9_-]+\/[A-Za-z0-9_-]+\/p\d+-w\d+\.(webp|jpeg)$/;
+/** Page images, and brand logos (content-hashed keys, see brand.service.ts). */
+const PUBLIC_ASSET = /^(books\/[A-Za-z0-9_-]+\/[A-Za-z0-9_-]+\/p\d+-w\d+\.(webp|jpeg)|brands\/\d+\/logo-[0-9a-f]{32}\.webp)$/;
 
 export const assetsRoutes: FastifyPluginAsync<{ storage: Storage }> = async (app, { storage }) => {
   app.get('/assets/*', {

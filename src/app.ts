@@ -27,6 +27,8 @@ import { brandRoutes } from './modules/brand/brand.routes.ts';
 import { assetsRoutes } from './platform/storage/assets.routes.ts';
 import { accessRoutes } from './modules/access/access.routes.ts';
 import { trackedLinksRoutes } from './modules/analytics/tracked-links.routes.ts';
+import { leadFormsRoutes } from './modules/analytics/lead-forms.routes.ts';
+import { readerEventsRoutes } from './modules/analytics/reader-events.routes.ts';
 import { AccessGateService } from './modules/access/access-gate.service.ts';
 import { gateRoutes } from './modules/access/gate.routes.ts';
 import { ListsReaderPolicy } from './modules/access/reader-policy.ts';
@@ -97,6 +99,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
       await v1.register(brandRoutes, { brand: services.brand });
       await v1.register(accessRoutes, { access: services.accessLists });
       await v1.register(trackedLinksRoutes, { trackedLinks: services.trackedLinks });
+      await v1.register(leadFormsRoutes, { leadForms: services.leadForms });
       if (deps.extraRoutes) await v1.register(deps.extraRoutes);
     },
     { prefix: '/v1' },
@@ -108,6 +111,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   const readerGate = new ReaderGate(readerService, new ListsReaderPolicy({ lists: services.accessLists, sessions: services.readerSessions }));
   const clientLimiter = new ClientRateLimiter(deps.rateLimitStore, services.readerSessions.rateLimitSalt);
   await app.register(readerRoutes, { db: database.db, storage: deps.storage, config, gate: readerGate, limiter: clientLimiter });
+  await app.register(readerEventsRoutes, { db: database.db, gate: readerGate, events: services.readerEvents, limiter: clientLimiter, publicBaseUrl: config.publicBaseUrl });
   const accessGate = new AccessGateService({
     db: database.db, lists: services.accessLists, mailer: services.mailer, sessions: services.readerSessions, limiter: clientLimiter,
     linkTtlMinutes: config.MAGIC_LINK_TTL_MINUTES, publicBaseUrl: config.publicBaseUrl,

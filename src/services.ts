@@ -13,6 +13,9 @@ import { AccessListsService, clearAccessList, replaceAccessList } from './module
 import { ReaderSessions } from './modules/access/reader-session.ts';
 import { Mailer } from './platform/mail/mailer.ts';
 import { TrackedLinksService } from './modules/analytics/tracked-links.service.ts';
+import { LeadFormsService } from './modules/analytics/lead-forms.service.ts';
+import { ReaderEventsService } from './modules/analytics/reader-events.service.ts';
+import { Geolocator } from './modules/analytics/geography.ts';
 import type { Logger } from 'pino';
 
 export interface Services {
@@ -25,6 +28,8 @@ export interface Services {
   readerSessions: ReaderSessions;
   mailer: Mailer;
   trackedLinks: TrackedLinksService;
+  leadForms: LeadFormsService;
+  readerEvents: ReaderEventsService;
 }
 
 export function createServices(deps: { database: Database; storage: Storage; queue: JobQueue; config: Readonly<Config>; logger: Logger; secretKey: string }): Services {
@@ -37,6 +42,8 @@ export function createServices(deps: { database: Database; storage: Storage; que
     accessLists: new AccessListsService({ db: database.db }),
     readerSessions: new ReaderSessions({ secret: deps.secretKey, lifetimeHours: config.READER_SESSION_HOURS, publicBaseUrl: config.publicBaseUrl }),
     trackedLinks: new TrackedLinksService({ db: database.db, publicBaseUrl: config.publicBaseUrl }),
+    leadForms: new LeadFormsService({ db: database.db }),
+    readerEvents: new ReaderEventsService({ db: database.db, geolocator: new Geolocator() }),
     mailer: new Mailer({
       db: database.db,
       logger: deps.logger.child({ component: 'mail' }),

@@ -12,6 +12,7 @@ import type { Storage } from '../../platform/storage/storage.ts';
 import { DEFAULT_SETTINGS, effectiveStatus } from '../books/books.settings.ts';
 import { bookPages, books, type BookRow, type StoredBookSettings } from '../books/books.tables.ts';
 import type { OutlineEntry, PageLink, TextItem } from '../conversion/conversion.types.ts';
+import { loadReaderLeadForm } from '../analytics/lead-forms.service.ts';
 import { loadReaderBrand, type ReaderBrand } from '../brand/brand.service.ts';
 import { workspaces } from '../workspaces/workspaces.tables.ts';
 import type { HitRect, ReaderData, ReaderImage, ReaderLink, ReaderPage, SearchHit, SearchResponse, TextResponse } from './reader.types.ts';
@@ -275,6 +276,8 @@ export class ReaderService {
       wm: settings.watermark?.trim() || null,
       textUntil,
     };
+    const lead = await loadReaderLeadForm(this.db, row.id);
+    if (lead) data.lead = lead;
     return { data, cover, coverImages, outline: row.outline ?? [], description, texts, pageCount: rows.length, brand: await brandLoad };
   }
 

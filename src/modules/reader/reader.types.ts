@@ -42,6 +42,18 @@ export interface ReaderData {
   wm: string | null;
   /** The text of pages 1..textUntil is in the HTML; later pages come from the text endpoint. */
   textUntil: number;
+  /** The book's lead form, when it has one enabled. */
+  lead?: ReaderLeadForm;
+}
+
+/** A lead form as the reader shows it (lead-forms.service.ts). */
+export interface ReaderLeadForm {
+  title: string;
+  text: string | null;
+  /** Field name and whether it is required, in order. */
+  fields: [name: 'name' | 'email' | 'phone' | 'company' | 'message', required: boolean][];
+  /** Opens once the reader reaches this page. */
+  after: number;
 }
 
 export type HitRect = [x: number, y: number, width: number, height: number];

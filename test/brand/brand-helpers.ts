@@ -1,0 +1,26 @@
+/** Brand test helpers: a logo image and multipart POST/PUT /brand. */
+import sharp from 'sharp';
+import type { ApiResponse, TestService } from '../helpers.ts';
+
+/** A wide PNG logo, drawn by sharp. */
+export async function logoPng(width = 1600, height = 400, color = '#e4572e'): Promise<Buffer> {
+  const svg = `<svg xmlns="http://www.w3.org/2000/svg" width="${width}" height="${height}"><rect width="100%" height="100%" fill="${color}"/>` +
+    `<text x="50%" y="62%" font-size="${Math.round(height / 2)}" text-anchor="middle" fill="#fff" font-family="sans-serif">ACME</text></svg>`;
+  return sharp(Buffer.from(svg)).png().toBuffer();
+}
+
+/** POST or PUT /v1/brand as multipart/form-data. */
+export async function sendBrand(svc: TestService, key: string, method: 'POST' | 'PUT', fields: Record<string, string>, file?: { bytes: Buffer; name: string }): Promise<ApiResponse> {
+  const form = new FormData();
+  for (const [name, value] of Object.entries(fields)) form.append(name, value);
+  if (file) form.append('file', new Blob([new Uint8Array(file.bytes)]), file.name);
+  const response = await fetch(`${svc.url}/v1/brand`, { method, headers: { authorization: `Bearer ${key}` }, body: form });
+  const text = await response.text();
+  let body: unknown = text;
+  try {
+    body = JSON.parse(text);
+  } catch {
+    // keep the text
+  }
+  return { status: response.status, headers: response.headers, body, text };
+}

@@ -13,6 +13,8 @@ import { Pages } from './pages.ts';
 import { setupPanels } from './panels.ts';
 import { ScrollView } from './scroll.ts';
 import { TurnSound } from './sound.ts';
+import { setupLeadForm } from './lead.ts';
+import { startTracking } from './tracking.ts';
 
 const ANIMATIONS = ['flip', 'scroll_view', 'slide', 'fade', 'zoom', 'flick-through', 'cut'];
 
@@ -28,6 +30,7 @@ function start(): void {
   const rtl = params.get('dir') === 'rtl';
   const forced = params.get('animation');
   const pages = new Pages(data);
+  const tracker = startTracking(data);
   const sound = new TurnSound(data.snd);
   const announcer = byId('announcer')!;
   const input = byId<HTMLInputElement>('page-input')!;
@@ -53,6 +56,7 @@ function start(): void {
     input.value = String(current);
     root.dataset.page = String(current);
     root.dataset.visible = visible.join(',');
+    tracker.show(visible);
     const atStart = !view?.neighbour(current, -1);
     const atEnd = !view?.neighbour(current, 1);
     prevButton.setAttribute('aria-disabled', String(atStart));
@@ -242,6 +246,7 @@ function start(): void {
     current: () => current,
     setHits: (hits) => pages.setHits(hits),
   });
+  setupLeadForm(data, tracker);
   root.dataset.ready = 'true';
 }
 

@@ -49,7 +49,7 @@ function pageContext(): BatchContext {
   const context: BatchContext = {};
   const tl = new URLSearchParams(location.search).get('tl');
   if (tl && /^[a-z0-9-]{1,64}$/.test(tl)) context.tl = tl;
-  let embedded = false;
+  let embedded: boolean;
   try {
     embedded = window.top !== window.self;
   } catch {

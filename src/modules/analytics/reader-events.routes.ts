@@ -48,6 +48,8 @@ export interface ReaderEventsRoutesOptions {
 }
 
 const ROUTE_CONFIG = { public: true, unlimited: true } as const;
+/** No per-request log lines (they carry the client address, and readers send many): warnings and errors only. */
+const QUIET = 'warn';
 const Params = Type.Object({ randomId: Type.String({ maxLength: 64 }) });
 
 /** Requests made ahead of a visit (prefetch, prerender) or by robots are not reading. */
@@ -100,6 +102,7 @@ export const readerEventsRoutes: FastifyPluginAsyncTypebox<ReaderEventsRoutesOpt
     schema: { hide: true, params: Params, body: EventBatch },
     config: ROUTE_CONFIG,
     bodyLimit: EVENTS_BODY_LIMIT,
+    logLevel: QUIET,
   }, async (request, reply) => {
     const batch = request.body;
     await limit([
@@ -118,6 +121,7 @@ export const readerEventsRoutes: FastifyPluginAsyncTypebox<ReaderEventsRoutesOpt
     schema: { hide: true, params: Params, body: LeadSubmission },
     config: ROUTE_CONFIG,
     bodyLimit: LEAD_BODY_LIMIT,
+    logLevel: QUIET,
   }, async (request, reply) => {
     const input = request.body;
     await limit([

@@ -8,10 +8,10 @@ import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { eq } from 'drizzle-orm';
 import type { Browser } from 'playwright-core';
-import { auditEvents, interactionEvents, viewEvents } from '../../src/modules/analytics/analytics.tables.ts';
+import { auditEvents, interactionEvents, leads, viewEvents } from '../../src/modules/analytics/analytics.tables.ts';
 import { makePdf } from '../documents.ts';
 import { eventually, startService, type TestService } from '../helpers.ts';
-import { CHROMIUM_SKIP, launchBrowser, openReader, openTab, publishBook, waitForPages } from '../reader/browser.ts';
+import { CHROMIUM_SKIP, axeViolations, launchBrowser, openReader, openTab, publishBook, screenshot, seriousOrWorse, waitForPages } from '../reader/browser.ts';
 
 /** Headless Chromium names itself in its user agent, and bots are not counted: present as a desktop Chrome. */
 const DESKTOP_CHROME = 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36';
@@ -98,5 +98,55 @@ describe('reader events in Chromium', { skip: CHROMIUM_SKIP }, () => {
 
     const links = await svc.request('GET', `/v1/books/${book.randomId}/tracked-links`, { key: ws.key });
     assert.equal(links.body.data[0].visits, 1);
+  });
+
+  it('opens the lead form at its page; a submission is stored and identifies the reader for the rest of the visit', async () => {
+    const form = await svc.request('PUT', `/v1/books/${book.randomId}/lead-form`, {
+      key: ws.key,
+      body: { enabled: true, title: 'Get the price list', fields: [{ name: 'name', required: true }, { name: 'email', required: true }, { name: 'company', required: false }], show_after_page: 4 },
+    });
+    assert.equal(form.status, 200, form.text);
+    const t = await openTab(browser, { userAgent: DESKTOP_CHROME });
+    const { page } = t;
+    await openReader(page, book.url);
+    const dialog = page.locator('#dlg-lead');
+    await page.click('#next');
+    await waitForPages(page, '2,3');
+    assert.equal(await dialog.isVisible(), false, 'not before its page');
+    await page.click('#next');
+    await dialog.waitFor({ state: 'visible' });
+    assert.equal(await page.locator('#dlg-lead-h').textContent(), 'Get the price list');
+    await screenshot(page, 'lead-form');
+    assert.deepEqual(seriousOrWorse(await axeViolations(page)), []);
+    assert.deepEqual(t.problems, []);
+    // The browser's own validation keeps an incomplete form from being sent.
+    await page.click('#dlg-lead .lead-submit');
+    assert.equal(await page.locator('#lead-name:invalid').count(), 1);
+    await page.fill('#lead-name', 'Ann Lee');
+    await page.fill('#lead-email', 'ann@example.com');
+    await page.click('#dlg-lead .lead-submit');
+    await page.locator('#dlg-lead .lead-thanks').waitFor();
+    await dialog.waitFor({ state: 'hidden' });
+    await page.click('#next');
+    await waitForPages(page, '6,7');
+    await page.close();
+    await t.close();
+
+    const db = svc.runtime.database.db;
+    const [lead] = await db.select().from(leads).where(eq(leads.email, 'ann@example.com'));
+    assert.ok(lead);
+    assert.equal(lead.name, 'Ann Lee');
+    const sessionEvents = await eventually(async () => {
+      const rows = await db.select().from(interactionEvents).where(eq(interactionEvents.sessionId, lead.sessionId)).orderBy(interactionEvents.sequence);
+      return rows.some((r) => r.eventType === 'session_ended') ? rows : null;
+    }, { timeoutMs: 15_000 });
+    const submitted = sessionEvents.find((e) => e.eventType === 'lead_form_submitted')!;
+    assert.equal(submitted.viewerId, lead.viewerId);
+    // Events after the submission carry the reader's identity; the visit's view does too.
+    const laterSegments = sessionEvents.filter((e) => e.sequence > submitted.sequence && e.eventType === 'page_segment_completed');
+    assert.ok(laterSegments.length > 0);
+    assert.ok(laterSegments.every((e) => e.viewerId === lead.viewerId));
+    const [view] = await db.select().from(viewEvents).where(eq(viewEvents.sessionId, lead.sessionId));
+    assert.equal(view!.viewerId, lead.viewerId);
   });
 });

@@ -43,6 +43,9 @@ const textOrNull = (value: string | undefined): string | null => (value ? value.
 /** City centroids; four decimals (about 10 m) is all the data has. */
 const coordinate = (value: number | undefined): number | null => (typeof value === 'number' && Number.isFinite(value) ? Math.round(value * 1e4) / 1e4 : null);
 
+/** Loopback, private and link-local addresses are nowhere on the map: answered without opening the database. */
+const LOCAL_ADDRESS = /^(127\.|10\.|192\.168\.|172\.(1[6-9]|2\d|3[01])\.|169\.254\.|::1$|f[cd][0-9a-f]{2}:|fe80:)/i;
+
 export class Geolocator {
   private readonly directory: string | null;
   private readonly readers = new Map<4 | 6, Promise<Reader<Response> | null>>();
@@ -69,7 +72,7 @@ export class Geolocator {
   async locate(ip: string): Promise<Geography> {
     if (!this.directory) return UNKNOWN_PLACE;
     const address = ip.startsWith('::ffff:') && ip.includes('.') ? ip.slice(7) : ip;
-    if (!maxmind.validate(address)) return UNKNOWN_PLACE;
+    if (!maxmind.validate(address) || LOCAL_ADDRESS.test(address)) return UNKNOWN_PLACE;
     const reader = await this.reader(address.includes(':') ? 6 : 4);
     // DB-IP's records are flat (country_code, state1, city, …), not MaxMind's nested ones.
     const found = reader?.get(address) as DbIpCityRecord | null | undefined;

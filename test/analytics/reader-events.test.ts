@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
 import { and, eq } from 'drizzle-orm';
-import { auditEvents, interactionEvents, viewEvents } from '../../src/modules/analytics/analytics.tables.ts';
+import { auditEvents, interactionEvents, viewers, viewEvents } from '../../src/modules/analytics/analytics.tables.ts';
 import { Geolocator } from '../../src/modules/analytics/geography.ts';
 import { engagementScore } from '../../src/modules/analytics/reader-events.service.ts';
 import { insertBook } from '../factories.ts';
@@ -228,6 +228,29 @@ describe('reader events', () => {
     // Another session from another address is not affected.
     const other = await send({ session_id: randomUUID(), events: [{ seq: 0, type: 'session_started' }] });
     assert.equal(other.status, 200);
+  });
+
+  it('identifies a reader signed in through the access gate', async () => {
+    const listed = await insertBook(svc, ws.id, { status: 'publish', pageCount: 3 });
+    const entry = await svc.request('POST', '/v1/subscribers', { key: ws.key, body: { book_id: listed.randomId, email: 'example.org', type: 'domain' } });
+    assert.equal(entry.status, 201, entry.text);
+    const cookie = svc.runtime.services.readerSessions.issue(listed.randomId, 'bo@example.org').split(';')[0]!;
+    const session = randomUUID();
+    const res = await send({ session_id: session, events: [{ seq: 0, type: 'session_started' }, { seq: 1, type: 'document_downloaded', page: 2 }] }, { book: listed.randomId, headers: { cookie } });
+    assert.equal(res.status, 200, res.text);
+    const view = (await viewOf(session, listed.id))!;
+    const [viewer] = await db().select().from(viewers).where(and(eq(viewers.workspaceId, ws.id), eq(viewers.email, 'bo@example.org')));
+    assert.ok(viewer);
+    assert.equal(view.viewerId, viewer.id);
+    assert.ok((await interactionsOf(session)).every((e) => e.viewerId === viewer.id));
+    const [audit] = await db().select().from(auditEvents).where(and(eq(auditEvents.bookId, listed.id), eq(auditEvents.eventType, 'document_downloaded')));
+    assert.equal(audit!.viewerEmail, 'bo@example.org');
+    assert.equal(audit!.viewerId, viewer.id);
+    // Removed from the list: the same session is refused at once.
+    await svc.request('DELETE', `/v1/subscribers/${entry.body.data.id}`, { key: ws.key });
+    await svc.request('POST', '/v1/subscribers', { key: ws.key, body: { book_id: listed.randomId, email: 'someone@else.example' } });
+    const after = await send({ session_id: session, events: [{ seq: 2, type: 'session_ended' }] }, { book: listed.randomId, headers: { cookie } });
+    assert.equal(after.status, 401, after.text);
   });
 
   it('refuses events for unknown, draft and access-listed books', async () => {

@@ -175,11 +175,15 @@ export async function eventually<T>(check: () => Promise<T | null | undefined | 
 }
 
 /** POSTs one file as multipart/form-data to /v1/books (fields first, then files[]). */
-export async function uploadFile(svc: TestService, key: string, file: Buffer, filename: string, fields: Record<string, string> = {}, headers: Record<string, string> = {}): Promise<ApiResponse> {
+/** A multipart/form-data request with the workspace key: fields, then at most one file. */
+export async function sendMultipart(
+  svc: TestService, key: string, method: string, route: string, fields: Record<string, string>,
+  file?: { field: string; bytes: Buffer; name: string }, headers: Record<string, string> = {},
+): Promise<ApiResponse> {
   const form = new FormData();
   for (const [name, value] of Object.entries(fields)) form.append(name, value);
-  form.append('files[]', new Blob([new Uint8Array(file)]), filename);
-  const response = await fetch(`${svc.url}/v1/books`, { method: 'POST', headers: { authorization: `Bearer ${key}`, ...headers }, body: form });
+  if (file) form.append(file.field, new Blob([new Uint8Array(file.bytes)]), file.name);
+  const response = await fetch(`${svc.url}${route}`, { method, headers: { authorization: `Bearer ${key}`, ...headers }, body: form });
   const text = await response.text();
   let body: unknown = text;
   try {
@@ -188,6 +192,10 @@ export async function uploadFile(svc: TestService, key: string, file: Buffer, fi
     // keep text
   }
   return { status: response.status, headers: response.headers, body, text };
+}
+
+export async function uploadFile(svc: TestService, key: string, file: Buffer, filename: string, fields: Record<string, string> = {}, headers: Record<string, string> = {}): Promise<ApiResponse> {
+  return sendMultipart(svc, key, 'POST', '/v1/books', fields, { field: 'files[]', bytes: file, name: filename }, headers);
 }
 
 /** Polls a batch until it leaves queued/processing. */

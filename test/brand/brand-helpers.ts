@@ -1,6 +1,6 @@
 /** Brand test helpers: a logo image and multipart POST/PUT /brand. */
 import sharp from 'sharp';
-import type { ApiResponse, TestService } from '../helpers.ts';
+import { sendMultipart, type ApiResponse, type TestService } from '../helpers.ts';
 
 /** A wide PNG logo, drawn by sharp. */
 export async function logoPng(width = 1600, height = 400, color = '#e4572e'): Promise<Buffer> {
@@ -11,16 +11,5 @@ export async function logoPng(width = 1600, height = 400, color = '#e4572e'): Pr
 
 /** POST or PUT /v1/brand as multipart/form-data. */
 export async function sendBrand(svc: TestService, key: string, method: 'POST' | 'PUT', fields: Record<string, string>, file?: { bytes: Buffer; name: string }): Promise<ApiResponse> {
-  const form = new FormData();
-  for (const [name, value] of Object.entries(fields)) form.append(name, value);
-  if (file) form.append('file', new Blob([new Uint8Array(file.bytes)]), file.name);
-  const response = await fetch(`${svc.url}/v1/brand`, { method, headers: { authorization: `Bearer ${key}` }, body: form });
-  const text = await response.text();
-  let body: unknown = text;
-  try {
-    body = JSON.parse(text);
-  } catch {
-    // keep the text
-  }
-  return { status: response.status, headers: response.headers, body, text };
+  return sendMultipart(svc, key, method, '/v1/brand', fields, file && { field: 'file', ...file });
 }

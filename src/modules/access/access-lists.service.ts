@@ -10,6 +10,7 @@
 import { and, asc, count, eq, ilike, inArray, or, sql } from 'drizzle-orm';
 import type { Db, DbOrTx } from '../../platform/db/database.ts';
 import { ERRORS } from '../../platform/errors.ts';
+import { findWorkspaceBook } from '../books/books.service.ts';
 import { settingsRevision } from '../books/books.settings.ts';
 import { books, type BookRow } from '../books/books.tables.ts';
 import { recordEvent } from '../events/events.service.ts';
@@ -133,12 +134,6 @@ export class AccessListsService {
     this.db = deps.db;
   }
 
-  private async findBook(caller: Caller, randomId: string, db: DbOrTx = this.db): Promise<BookRow> {
-    const [row] = await db.select().from(books).where(and(eq(books.workspaceId, caller.workspaceId), eq(books.randomId, randomId)));
-    if (!row) throw ERRORS.notFound('Book');
-    return row;
-  }
-
   /** Every access-list entry of the workspace, page by page; `filter` matches the entry or is a book's random_id. */
   async listSubscribers(caller: Caller, query: ListSubscribersQuery) {
     const conditions = [eq(subscribers.workspaceId, caller.workspaceId)];
@@ -176,9 +171,9 @@ export class AccessListsService {
     const parsed = parseAccessEntry(input.email, input.type);
     if ('error' in parsed) throw ERRORS.validation({ email: [parsed.error] });
     return this.db.transaction(async (tx) => {
-      const [owned] = await tx.select({ id: books.id }).from(books).where(and(eq(books.workspaceId, caller.workspaceId), eq(books.randomId, input.book_id)));
-      if (!owned) throw ERRORS.validation({ book_id: ['No book with this random_id in this workspace.'] });
-      const book = await lockBook(tx, { workspaceId: caller.workspaceId, bookId: owned.id });
+      const [book] = await tx.select().from(books).where(and(eq(books.workspaceId, caller.workspaceId), eq(books.randomId, input.book_id))).for('update');
+      // book_id is a field of the body: an unknown book is a validation error, not a missing resource.
+      if (!book) throw ERRORS.validation({ book_id: ['No book with this random_id in this workspace.'] });
       const [inserted] = await tx
         .insert(subscribers)
         .values({ workspaceId: caller.workspaceId, bookId: book.id, type: parsed.type, value: parsed.value })
@@ -205,7 +200,7 @@ export class AccessListsService {
   }
 
   async listEmbedDomains(caller: Caller, randomId: string) {
-    const book = await this.findBook(caller, randomId);
+    const book = await findWorkspaceBook(this.db, caller.workspaceId, randomId);
     const rows = await this.db.select().from(embedDomains).where(eq(embedDomains.bookId, book.id)).orderBy(asc(embedDomains.id));
     return { data: rows.map(toEmbedDomain), meta: { total: rows.length, domains_enabled: rows.length > 0 } };
   }
@@ -215,8 +210,7 @@ export class AccessListsService {
     const host = hostOf(domain);
     if (!host) throw ERRORS.validation({ domain: [`"${domain.slice(0, 80)}" is not a host name or URL (for example shop.example.com).`] });
     return this.db.transaction(async (tx) => {
-      const owned = await this.findBook(caller, randomId, tx);
-      const book = await lockBook(tx, { workspaceId: caller.workspaceId, bookId: owned.id });
+      const book = await findWorkspaceBook(tx, caller.workspaceId, randomId, { lock: true });
       const [inserted] = await tx.insert(embedDomains).values({ workspaceId: caller.workspaceId, bookId: book.id, domain: host }).onConflictDoNothing().returning();
       const row = inserted ?? (await tx.select().from(embedDomains).where(and(eq(embedDomains.bookId, book.id), eq(embedDomains.domain, host))))[0]!;
       const flags = await refreshFlags(tx, book);
@@ -226,8 +220,7 @@ export class AccessListsService {
 
   async removeEmbedDomain(caller: Caller, randomId: string, id: number) {
     return this.db.transaction(async (tx) => {
-      const owned = await this.findBook(caller, randomId, tx);
-      const book = await lockBook(tx, { workspaceId: caller.workspaceId, bookId: owned.id });
+      const book = await findWorkspaceBook(tx, caller.workspaceId, randomId, { lock: true });
       const [removed] = await tx.delete(embedDomains).where(and(eq(embedDomains.id, id), eq(embedDomains.bookId, book.id))).returning();
       if (!removed) throw ERRORS.notFound('Embed domain');
       const flags = await refreshFlags(tx, book);

@@ -7,7 +7,8 @@
 import { and, eq } from 'drizzle-orm';
 import type { Db } from '../../platform/db/database.ts';
 import { ERRORS } from '../../platform/errors.ts';
-import { books } from '../books/books.tables.ts';
+import { findWorkspaceBook } from '../books/books.service.ts';
+import type { BookRow } from '../books/books.tables.ts';
 import type { ReaderLeadForm } from '../reader/reader.types.ts';
 import { leadForms, type LeadFormField, type LeadFormRow } from './analytics.tables.ts';
 
@@ -72,10 +73,8 @@ export class LeadFormsService {
     this.db = deps.db;
   }
 
-  private async findBook(caller: Caller, randomId: string): Promise<{ id: number; randomId: string }> {
-    const [row] = await this.db.select({ id: books.id, randomId: books.randomId }).from(books).where(and(eq(books.workspaceId, caller.workspaceId), eq(books.randomId, randomId)));
-    if (!row) throw ERRORS.notFound('Book');
-    return row;
+  private findBook(caller: Caller, randomId: string): Promise<BookRow> {
+    return findWorkspaceBook(this.db, caller.workspaceId, randomId);
   }
 
   async get(caller: Caller, bookRandomId: string): Promise<LeadFormRecord> {

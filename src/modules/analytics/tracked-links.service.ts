@@ -8,7 +8,8 @@ import { and, count, eq, inArray } from 'drizzle-orm';
 import type { Db } from '../../platform/db/database.ts';
 import { ERRORS } from '../../platform/errors.ts';
 import { afterCursor, decodeCursor, orderOf, toPage, type KeysetSort } from '../../platform/http/pagination.ts';
-import { books } from '../books/books.tables.ts';
+import { findWorkspaceBook } from '../books/books.service.ts';
+import type { BookRow } from '../books/books.tables.ts';
 import { trackedLinks, viewEvents, type TrackedLinkRow } from './analytics.tables.ts';
 
 export interface Caller {
@@ -63,13 +64,8 @@ export class TrackedLinksService {
     this.publicBaseUrl = deps.publicBaseUrl;
   }
 
-  private async findBook(caller: Caller, randomId: string): Promise<{ id: number; randomId: string }> {
-    const [row] = await this.db
-      .select({ id: books.id, randomId: books.randomId })
-      .from(books)
-      .where(and(eq(books.workspaceId, caller.workspaceId), eq(books.randomId, randomId)));
-    if (!row) throw ERRORS.notFound('Book');
-    return row;
+  private findBook(caller: Caller, randomId: string): Promise<BookRow> {
+    return findWorkspaceBook(this.db, caller.workspaceId, randomId);
   }
 
   private toRecord(row: TrackedLinkRow, bookRandomId: string, visits: number): TrackedLinkRecord {

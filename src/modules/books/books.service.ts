@@ -62,6 +62,18 @@ export function bookPrefix(randomId: string): string {
   return `books/${randomId}/`;
 }
 
+/**
+ * A workspace's book by its random_id, for every area that takes `{book}`:
+ * another workspace's book is "not found" exactly like a missing one. `lock`
+ * takes the row lock for the rest of the transaction `db` is.
+ */
+export async function findWorkspaceBook(db: DbOrTx, workspaceId: number, randomId: string, options: { lock?: boolean } = {}): Promise<BookRow> {
+  const query = db.select().from(books).where(and(eq(books.workspaceId, workspaceId), eq(books.randomId, randomId)));
+  const [row] = options.lock ? await query.for('update') : await query;
+  if (!row) throw ERRORS.notFound('Book');
+  return row;
+}
+
 export class BooksService {
   private readonly db: Db;
   private readonly storage: Storage;
@@ -104,10 +116,7 @@ export class BooksService {
 
   /** `lock` takes the row lock (SELECT … FOR UPDATE) for the rest of the transaction `db` is. */
   async findRow(caller: Caller, randomId: string, db: DbOrTx = this.db, options: { lock?: boolean } = {}): Promise<BookRow> {
-    const query = db.select().from(books).where(and(eq(books.workspaceId, caller.workspaceId), eq(books.randomId, randomId)));
-    const [row] = options.lock ? await query.for('update') : await query;
-    if (!row) throw ERRORS.notFound('Book');
-    return row;
+    return findWorkspaceBook(db, caller.workspaceId, randomId, options);
   }
 
   async get(caller: Caller, randomId: string): Promise<BookRecord> {

@@ -1,8 +1,8 @@
-import { boolean, index, integer, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import { boolean, index, integer, pgTable, text, uniqueIndex } from 'drizzle-orm/pg-core';
 import { books } from '../books/books.tables.ts';
 import { workspaces } from '../workspaces/workspaces.tables.ts';
+import { instant } from '../../platform/db/columns.ts';
 
-const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date', precision: 3 });
 
 /**
  * A book's access list (the spec's "subscribers"): an e-mail address or a
@@ -17,7 +17,7 @@ export const subscribers = pgTable('subscribers', {
   type: text('type').notNull(),
   /** Lower-cased address, or lower-cased domain without "@". */
   value: text('value').notNull(),
-  createdAt: ts('created_at').notNull().defaultNow(),
+  createdAt: instant('created_at').notNull().defaultNow(),
 }, (t) => [
   uniqueIndex('subscribers_book_type_value_key').on(t.bookId, t.type, t.value),
   index('subscribers_workspace_idx').on(t.workspaceId, t.id),
@@ -30,7 +30,7 @@ export const embedDomains = pgTable('embed_domains', {
   bookId: integer('book_id').notNull().references(() => books.id, { onDelete: 'cascade' }),
   domain: text('domain').notNull(),
   includesSubdomains: boolean('includes_subdomains').notNull().default(true),
-  createdAt: ts('created_at').notNull().defaultNow(),
+  createdAt: instant('created_at').notNull().defaultNow(),
 }, (t) => [uniqueIndex('embed_domains_book_domain_key').on(t.bookId, t.domain)]);
 
 /** Single-use sign-in links for the access gate. Only a hash of the token is kept. */
@@ -40,9 +40,9 @@ export const magicLinks = pgTable('magic_links', {
   bookId: integer('book_id').notNull().references(() => books.id, { onDelete: 'cascade' }),
   email: text('email').notNull(),
   tokenHash: text('token_hash').notNull(),
-  expiresAt: ts('expires_at').notNull(),
-  usedAt: ts('used_at'),
-  createdAt: ts('created_at').notNull().defaultNow(),
+  expiresAt: instant('expires_at').notNull(),
+  usedAt: instant('used_at'),
+  createdAt: instant('created_at').notNull().defaultNow(),
 }, (t) => [
   uniqueIndex('magic_links_token_hash_key').on(t.tokenHash),
   index('magic_links_book_email_idx').on(t.bookId, t.email, t.createdAt),

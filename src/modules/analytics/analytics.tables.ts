@@ -13,11 +13,11 @@
  * partitioning; the primary key then becomes (id, occurred_at)): old months
  * can be detached and archived without touching current ones.
  */
-import { bigint, boolean, doublePrecision, index, integer, jsonb, pgTable, real, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import { bigint, boolean, doublePrecision, index, integer, jsonb, pgTable, real, text, uniqueIndex } from 'drizzle-orm/pg-core';
 import { books } from '../books/books.tables.ts';
 import { workspaces } from '../workspaces/workspaces.tables.ts';
+import { instant } from '../../platform/db/columns.ts';
 
-const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date', precision: 3 });
 const id64 = () => bigint('id', { mode: 'number' }).primaryKey().generatedAlwaysAsIdentity();
 
 /** A shareable reader URL (preview_url?tl=slug) whose visits are attributed to it. */
@@ -27,7 +27,7 @@ export const trackedLinks = pgTable('tracked_links', {
   bookId: integer('book_id').notNull().references(() => books.id, { onDelete: 'cascade' }),
   name: text('name').notNull(),
   slug: text('slug').notNull(),
-  createdAt: ts('created_at').notNull().defaultNow(),
+  createdAt: instant('created_at').notNull().defaultNow(),
 }, (t) => [uniqueIndex('tracked_links_book_slug_key').on(t.bookId, t.slug)]);
 
 /** An identified reader of a workspace: known only through the access gate or a form they filled in. */
@@ -36,7 +36,7 @@ export const viewers = pgTable('viewers', {
   workspaceId: integer('workspace_id').notNull().references(() => workspaces.id, { onDelete: 'cascade' }),
   email: text('email').notNull(),
   name: text('name'),
-  createdAt: ts('created_at').notNull().defaultNow(),
+  createdAt: instant('created_at').notNull().defaultNow(),
 }, (t) => [uniqueIndex('viewers_workspace_email_key').on(t.workspaceId, t.email)]);
 
 const geography = {
@@ -68,8 +68,8 @@ export const viewEvents = pgTable('view_events', {
   engagementScore: real('engagement_score').notNull().default(0),
   exitReason: text('exit_reason'),
   ...geography,
-  recordedAt: ts('recorded_at').notNull().defaultNow(),
-  updatedAt: ts('updated_at').notNull().defaultNow(),
+  recordedAt: instant('recorded_at').notNull().defaultNow(),
+  updatedAt: instant('updated_at').notNull().defaultNow(),
 }, (t) => [
   uniqueIndex('view_events_book_session_key').on(t.bookId, t.sessionId),
   index('view_events_book_time_idx').on(t.bookId, t.recordedAt),
@@ -97,8 +97,8 @@ export const interactionEvents = pgTable('interaction_events', {
   sourceHost: text('source_host'),
   ...geography,
   metadata: jsonb('metadata').$type<unknown[]>(),
-  occurredAt: ts('occurred_at').notNull(),
-  createdAt: ts('created_at').notNull().defaultNow(),
+  occurredAt: instant('occurred_at').notNull(),
+  createdAt: instant('created_at').notNull().defaultNow(),
 }, (t) => [
   uniqueIndex('interaction_events_session_sequence_key').on(t.bookId, t.sessionId, t.sequence),
   index('interaction_events_book_time_idx').on(t.bookId, t.occurredAt),
@@ -121,7 +121,7 @@ export const auditEvents = pgTable('audit_events', {
   activeMs: integer('active_ms'),
   reason: text('reason').notNull().default(''),
   metadata: jsonb('metadata').$type<Record<string, unknown> | string | null>(),
-  occurredAt: ts('occurred_at').notNull().defaultNow(),
+  occurredAt: instant('occurred_at').notNull().defaultNow(),
 }, (t) => [
   index('audit_events_book_time_idx').on(t.bookId, t.occurredAt),
   index('audit_events_book_viewer_idx').on(t.bookId, t.viewerId, t.occurredAt),
@@ -139,7 +139,7 @@ export const leads = pgTable('leads', {
   email: text('email').notNull(),
   /** The optional fields the form asked for (phone, company, message). */
   fields: jsonb('fields').$type<Record<string, string>>().notNull().default({}),
-  createdAt: ts('created_at').notNull().defaultNow(),
+  createdAt: instant('created_at').notNull().defaultNow(),
 }, (t) => [index('leads_book_time_idx').on(t.bookId, t.createdAt)]);
 
 /** The fields a lead form may ask for; email is always asked and required (it is what makes a lead). */
@@ -160,8 +160,8 @@ export const leadForms = pgTable('lead_forms', {
   /** In the order shown. */
   fields: jsonb('fields').$type<LeadFormField[]>().notNull(),
   showAfterPage: integer('show_after_page').notNull().default(1),
-  createdAt: ts('created_at').notNull().defaultNow(),
-  updatedAt: ts('updated_at').notNull().defaultNow(),
+  createdAt: instant('created_at').notNull().defaultNow(),
+  updatedAt: instant('updated_at').notNull().defaultNow(),
 });
 
 export type TrackedLinkRow = typeof trackedLinks.$inferSelect;

@@ -1,8 +1,8 @@
-import { index, integer, jsonb, pgTable, primaryKey, real, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import { index, integer, jsonb, pgTable, primaryKey, real, text, uniqueIndex } from 'drizzle-orm/pg-core';
 import { workspaces } from '../workspaces/workspaces.tables.ts';
 import type { OutlineEntry, PageLink, TextItem } from '../conversion/conversion.types.ts';
+import { instant } from '../../platform/db/columns.ts';
 
-const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date', precision: 3 });
 
 /** Viewer settings stored per book; see books.settings.ts for defaults and the API mapping. */
 export interface StoredBookSettings {
@@ -50,9 +50,9 @@ export const uploadBatches = pgTable('upload_batches', {
   originalFilename: text('original_filename'),
   sourceFormat: text('source_format'),
   sourceBytes: integer('source_bytes'),
-  createdAt: ts('created_at').notNull().defaultNow(),
-  updatedAt: ts('updated_at').notNull().defaultNow(),
-  finishedAt: ts('finished_at'),
+  createdAt: instant('created_at').notNull().defaultNow(),
+  updatedAt: instant('updated_at').notNull().defaultNow(),
+  finishedAt: instant('finished_at'),
 }, (t) => [index('upload_batches_workspace_status_idx').on(t.workspaceId, t.status, t.createdAt)]);
 
 export const books = pgTable('books', {
@@ -83,14 +83,14 @@ export const books = pgTable('books', {
   outline: jsonb('outline').$type<OutlineEntry[]>(),
   coverWidthPt: real('cover_width_pt'),
   coverHeightPt: real('cover_height_pt'),
-  publishedDate: ts('published_date'),
-  expiresAt: ts('expires_at'),
+  publishedDate: instant('published_date'),
+  expiresAt: instant('expires_at'),
   /** When expiry unpublished the book (null while it has not). */
-  unpublishedAt: ts('unpublished_at'),
-  billingExpiresAt: ts('billing_expires_at'),
+  unpublishedAt: instant('unpublished_at'),
+  billingExpiresAt: instant('billing_expires_at'),
   settingsRevision: text('settings_revision').notNull().default(''),
-  createdAt: ts('created_at').notNull().defaultNow(),
-  updatedAt: ts('updated_at').notNull().defaultNow(),
+  createdAt: instant('created_at').notNull().defaultNow(),
+  updatedAt: instant('updated_at').notNull().defaultNow(),
 }, (t) => [
   uniqueIndex('books_random_id_key').on(t.randomId),
   index('books_workspace_created_idx').on(t.workspaceId, t.createdAt, t.id),

@@ -1,8 +1,8 @@
-import { index, integer, jsonb, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import { index, integer, jsonb, pgTable, text, uniqueIndex } from 'drizzle-orm/pg-core';
 import { workspaces } from '../workspaces/workspaces.tables.ts';
 import { books } from './books.tables.ts';
+import { instant } from '../../platform/db/columns.ts';
 
-const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date', precision: 3 });
 
 /** The validated `settings` of a bulk batch, in the API's field names (see bulk-settings.service.ts). */
 export type BulkSettingsChanges = Record<string, unknown>;
@@ -20,11 +20,11 @@ export const bulkSettingsBatches = pgTable('bulk_settings_batches', {
   /** The changes to apply. Holds pdf_password when one is set: never returned, never logged. */
   settings: jsonb('settings').$type<BulkSettingsChanges>().notNull(),
   retryOfBatchId: text('retry_of_batch_id'),
-  createdAt: ts('created_at').notNull().defaultNow(),
-  updatedAt: ts('updated_at').notNull().defaultNow(),
-  startedAt: ts('started_at'),
-  finishedAt: ts('finished_at'),
-  cancelledAt: ts('cancelled_at'),
+  createdAt: instant('created_at').notNull().defaultNow(),
+  updatedAt: instant('updated_at').notNull().defaultNow(),
+  startedAt: instant('started_at'),
+  finishedAt: instant('finished_at'),
+  cancelledAt: instant('cancelled_at'),
 }, (t) => [index('bulk_settings_batches_workspace_created_idx').on(t.workspaceId, t.createdAt)]);
 
 /** One book of a batch, with its own outcome. */
@@ -44,8 +44,8 @@ export const bulkSettingsItems = pgTable('bulk_settings_items', {
   error: text('error'),
   revisionBefore: text('revision_before'),
   revisionAfter: text('revision_after'),
-  startedAt: ts('started_at'),
-  finishedAt: ts('finished_at'),
+  startedAt: instant('started_at'),
+  finishedAt: instant('finished_at'),
 }, (t) => [
   uniqueIndex('bulk_settings_items_batch_position_key').on(t.batchId, t.position),
   index('bulk_settings_items_book_idx').on(t.bookId),

@@ -1,7 +1,7 @@
-import { boolean, integer, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import { boolean, integer, pgTable, text, uniqueIndex } from 'drizzle-orm/pg-core';
 import { workspaces } from '../workspaces/workspaces.tables.ts';
+import { instant } from '../../platform/db/columns.ts';
 
-const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date', precision: 3 });
 
 /** The workspace brand (spec part 2, Brand): at most one per workspace. */
 export const brands = pgTable('brands', {
@@ -19,8 +19,8 @@ export const brands = pgTable('brands', {
   aboutBrand: text('about_brand'),
   /** While true (and the plan allows it) public flipbooks show this brand instead of the service's. */
   takeOverBranding: boolean('take_over_branding').notNull().default(false),
-  createdAt: ts('created_at').notNull().defaultNow(),
-  updatedAt: ts('updated_at').notNull().defaultNow(),
+  createdAt: instant('created_at').notNull().defaultNow(),
+  updatedAt: instant('updated_at').notNull().defaultNow(),
 }, (t) => [uniqueIndex('brands_workspace_key').on(t.workspaceId)]);
 
 export const brandColors = pgTable('brand_colors', {
@@ -29,8 +29,8 @@ export const brandColors = pgTable('brand_colors', {
   primaryColor: text('primary_color'),
   secondaryColor: text('secondary_color'),
   tertiaryColor: text('tertiary_color'),
-  createdAt: ts('created_at').notNull().defaultNow(),
-  updatedAt: ts('updated_at').notNull().defaultNow(),
+  createdAt: instant('created_at').notNull().defaultNow(),
+  updatedAt: instant('updated_at').notNull().defaultNow(),
 }, (t) => [uniqueIndex('brand_colors_brand_key').on(t.brandId)]);
 
 export const brandSocialMedia = pgTable('brand_social_media', {
@@ -42,8 +42,8 @@ export const brandSocialMedia = pgTable('brand_social_media', {
   youtube: text('youtube'),
   instagram: text('instagram'),
   pinterest: text('pinterest'),
-  createdAt: ts('created_at').notNull().defaultNow(),
-  updatedAt: ts('updated_at').notNull().defaultNow(),
+  createdAt: instant('created_at').notNull().defaultNow(),
+  updatedAt: instant('updated_at').notNull().defaultNow(),
 }, (t) => [uniqueIndex('brand_social_media_brand_key').on(t.brandId)]);
 
 export type BrandRow = typeof brands.$inferSelect;

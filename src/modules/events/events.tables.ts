@@ -1,5 +1,6 @@
-import { index, integer, jsonb, pgTable, text, timestamp } from 'drizzle-orm/pg-core';
+import { index, integer, jsonb, pgTable, text } from 'drizzle-orm/pg-core';
 import { workspaces } from '../workspaces/workspaces.tables.ts';
+import { instant } from '../../platform/db/columns.ts';
 
 /**
  * The internal event log (an outbox): domain changes are recorded here in the
@@ -12,5 +13,5 @@ export const domainEvents = pgTable('domain_events', {
   workspaceId: integer('workspace_id').notNull().references(() => workspaces.id, { onDelete: 'cascade' }),
   type: text('type').notNull(),
   payload: jsonb('payload').$type<Record<string, unknown>>().notNull(),
-  occurredAt: timestamp('occurred_at', { withTimezone: true, mode: 'date', precision: 3 }).notNull().defaultNow(),
+  occurredAt: instant('occurred_at').notNull().defaultNow(),
 }, (t) => [index('domain_events_workspace_type_idx').on(t.workspaceId, t.type, t.occurredAt)]);

@@ -1,4 +1,5 @@
-import { boolean, index, integer, pgTable, text, timestamp, uniqueIndex } from 'drizzle-orm/pg-core';
+import { boolean, index, integer, pgTable, text, uniqueIndex } from 'drizzle-orm/pg-core';
+import { instant } from '../../platform/db/columns.ts';
 
 export const workspaces = pgTable('workspaces', {
   id: integer('id').primaryKey().generatedAlwaysAsIdentity(),
@@ -8,8 +9,8 @@ export const workspaces = pgTable('workspaces', {
   plan: text('plan').notNull().default('free'),
   /** The connector may replace a generated signup name once. */
   canRename: boolean('can_rename').notNull().default(true),
-  createdAt: timestamp('created_at', { withTimezone: true, mode: 'date', precision: 3 }).notNull().defaultNow(),
-  updatedAt: timestamp('updated_at', { withTimezone: true, mode: 'date', precision: 3 }).notNull().defaultNow(),
+  createdAt: instant('created_at').notNull().defaultNow(),
+  updatedAt: instant('updated_at').notNull().defaultNow(),
 }, (t) => [uniqueIndex('workspaces_slug_key').on(t.slug)]);
 
 export const apiKeys = pgTable('api_keys', {
@@ -24,9 +25,9 @@ export const apiKeys = pgTable('api_keys', {
   secretHash: text('secret_hash').notNull(),
   scopes: text('scopes').array().notNull(),
   rotatedFromId: integer('rotated_from_id'),
-  lastUsedAt: timestamp('last_used_at', { withTimezone: true, mode: 'date', precision: 3 }),
-  revokedAt: timestamp('revoked_at', { withTimezone: true, mode: 'date', precision: 3 }),
-  createdAt: timestamp('created_at', { withTimezone: true, mode: 'date', precision: 3 }).notNull().defaultNow(),
+  lastUsedAt: instant('last_used_at'),
+  revokedAt: instant('revoked_at'),
+  createdAt: instant('created_at').notNull().defaultNow(),
 }, (t) => [
   uniqueIndex('api_keys_lookup_id_key').on(t.lookupId),
   index('api_keys_workspace_idx').on(t.workspaceId),

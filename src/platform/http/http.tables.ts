@@ -1,5 +1,6 @@
-import { bigint, index, integer, jsonb, pgTable, primaryKey, text, timestamp } from 'drizzle-orm/pg-core';
+import { bigint, index, integer, jsonb, pgTable, primaryKey, text } from 'drizzle-orm/pg-core';
 import { workspaces } from '../../modules/workspaces/workspaces.tables.ts';
+import { instant } from '../db/columns.ts';
 
 /** First 2xx response of a write per workspace and Idempotency-Key (spec part 8). */
 export const idempotencyKeys = pgTable('idempotency_keys', {
@@ -12,8 +13,8 @@ export const idempotencyKeys = pgTable('idempotency_keys', {
   responseStatus: integer('response_status'),
   responseHeaders: jsonb('response_headers').$type<Record<string, string>>(),
   responseBody: text('response_body'),
-  createdAt: timestamp('created_at', { withTimezone: true, mode: 'date', precision: 3 }).notNull().defaultNow(),
-  expiresAt: timestamp('expires_at', { withTimezone: true, mode: 'date', precision: 3 }).notNull(),
+  createdAt: instant('created_at').notNull().defaultNow(),
+  expiresAt: instant('expires_at').notNull(),
 }, (t) => [primaryKey({ columns: [t.workspaceId, t.key] }), index('idempotency_keys_expires_idx').on(t.expiresAt)]);
 
 /** Fixed-window request counters shared by every API process (PostgreSQL store). */

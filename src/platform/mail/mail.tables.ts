@@ -1,6 +1,6 @@
-import { index, integer, pgTable, text, timestamp } from 'drizzle-orm/pg-core';
+import { index, integer, pgTable, text } from 'drizzle-orm/pg-core';
+import { instant } from '../db/columns.ts';
 
-const ts = (name: string) => timestamp(name, { withTimezone: true, mode: 'date', precision: 3 });
 
 /**
  * Every message the service sends. Without SMTP this table is the outbox
@@ -16,8 +16,8 @@ export const mailMessages = pgTable('mail_messages', {
   /** outbox (no SMTP configured) | sent | failed */
   status: text('status').notNull(),
   error: text('error'),
-  createdAt: ts('created_at').notNull().defaultNow(),
-  sentAt: ts('sent_at'),
+  createdAt: instant('created_at').notNull().defaultNow(),
+  sentAt: instant('sent_at'),
 }, (t) => [index('mail_messages_to_idx').on(t.to, t.createdAt)]);
 
 export type MailRow = typeof mailMessages.$inferSelect;

@@ -1,0 +1,5 @@
+/** Column types every table shares. */
+import { timestamp } from 'drizzle-orm/pg-core';
+
+/** An instant: timestamptz at millisecond precision (what JavaScript dates hold), read as a Date. */
+export const instant = (name: string) => timestamp(name, { withTimezone: true, mode: 'date', precision: 3 });

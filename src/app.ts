@@ -44,6 +44,8 @@ export interface AppDependencies {
   queue: JobQueue;
   services: Services;
   rateLimitStore: RateLimitStore;
+  /** The service's signing key (SECRET_KEY or DATA_DIR/secret.key). */
+  secretKey: string;
   logger: Logger;
   /** More routes under /v1, registered with the same guard and conventions (tests, embedders). */
   extraRoutes?: FastifyPluginAsync;
@@ -109,7 +111,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   // One gate for every public endpoint bound to a book: the reader and its events.
   const readerService = new ReaderService({ db: database.db, storage: deps.storage, config });
   const readerGate = new ReaderGate(readerService, new ListsReaderPolicy({ lists: services.accessLists, sessions: services.readerSessions }));
-  const clientLimiter = new ClientRateLimiter(deps.rateLimitStore, services.readerSessions.rateLimitSalt);
+  const clientLimiter = new ClientRateLimiter(deps.rateLimitStore, deps.secretKey);
   await app.register(readerRoutes, { db: database.db, storage: deps.storage, config, gate: readerGate, limiter: clientLimiter });
   await app.register(readerEventsRoutes, { db: database.db, gate: readerGate, events: services.readerEvents, limiter: clientLimiter, publicBaseUrl: config.publicBaseUrl });
   const accessGate = new AccessGateService({

@@ -87,7 +87,8 @@ export async function startRuntime(config: Readonly<Config>, options: RuntimeOpt
 
     const storage = createStorage(config);
     const queue = new JobQueue({ database, log: logger.child({ component: 'jobs' }), concurrency: config.WORKER_CONCURRENCY });
-    const services = createServices({ database, storage, queue, config, logger, secretKey: await loadSecretKey(config) });
+    const secretKey = await loadSecretKey(config);
+    const services = createServices({ database, storage, queue, config, logger, secretKey });
     await services.workspaces.start();
     cleanups.push(() => services.workspaces.stop());
     queue.register(createJobDefinitions({ database, storage, services, config }));
@@ -99,7 +100,7 @@ export async function startRuntime(config: Readonly<Config>, options: RuntimeOpt
     if (options.api) {
       const rateLimitStore = createRateLimitStore(config, database);
       cleanups.push(() => rateLimitStore.close());
-      app = await buildApp({ config, database, storage, queue, services, rateLimitStore, logger, extraRoutes: options.extraRoutes });
+      app = await buildApp({ config, database, storage, queue, services, rateLimitStore, secretKey, logger, extraRoutes: options.extraRoutes });
       cleanups.push(() => app!.close());
       await app.listen({ host: config.HOST, port: config.PORT, listenTextResolver: (address) => `API listening on ${address}` });
       const address = app.server.address();

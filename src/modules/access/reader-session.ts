@@ -18,15 +18,12 @@ export class ReaderSessions {
   private readonly key: Buffer;
   private readonly lifetimeMs: number;
   private readonly secure: boolean;
-  /** A salt derived from the secret for hashing client addresses in rate-limit keys. */
-  readonly rateLimitSalt: string;
 
   constructor(options: { secret: string; lifetimeHours: number; publicBaseUrl: string }) {
     // A key of its own, so a leak elsewhere of something signed with the secret cannot forge sessions.
     this.key = createHmac('sha256', options.secret).update('flipbook reader session v1').digest();
     this.lifetimeMs = options.lifetimeHours * 3_600_000;
     this.secure = options.publicBaseUrl.startsWith('https:');
-    this.rateLimitSalt = createHmac('sha256', options.secret).update('flipbook rate-limit keys v1').digest('base64url');
   }
 
   private sign(payload: string): string {

@@ -4,7 +4,7 @@
  * Client addresses are never kept: the counter key holds a salted hash of
  * the IP, so the store cannot be read back into addresses.
  */
-import { createHash } from 'node:crypto';
+import { createHash, createHmac } from 'node:crypto';
 import type { RateLimitStore } from './rate-limit-store.ts';
 
 export interface LimitRule {
@@ -18,9 +18,10 @@ export class ClientRateLimiter {
   private readonly store: RateLimitStore;
   private readonly salt: string;
 
-  constructor(store: RateLimitStore, salt: string) {
+  /** `secret`: the service's signing key; the salt is derived from it, so it differs from every other use. */
+  constructor(store: RateLimitStore, secret: string) {
     this.store = store;
-    this.salt = salt;
+    this.salt = createHmac('sha256', secret).update('flipbook rate-limit keys v1').digest('base64url');
   }
 
   /** The counter-key form of a client address. */

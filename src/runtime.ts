@@ -91,6 +91,7 @@ export async function startRuntime(config: Readonly<Config>, options: RuntimeOpt
     const services = createServices({ database, storage, queue, config, logger, secretKey });
     await services.workspaces.start();
     cleanups.push(() => services.workspaces.stop());
+    cleanups.push(() => services.outbound.close());
     queue.register(createJobDefinitions({ database, storage, services, config }));
     await queue.start({ work: options.worker });
     cleanups.push(() => queue.stop(config.SHUTDOWN_TIMEOUT_MS));

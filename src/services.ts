@@ -16,6 +16,7 @@ import { TrackedLinksService } from './modules/analytics/tracked-links.service.t
 import { LeadFormsService } from './modules/analytics/lead-forms.service.ts';
 import { ReaderEventsService } from './modules/analytics/reader-events.service.ts';
 import { Geolocator } from './modules/analytics/geography.ts';
+import { OutboundClient } from './platform/outbound/outbound-client.ts';
 import type { Logger } from 'pino';
 
 export interface Services {
@@ -30,6 +31,8 @@ export interface Services {
   trackedLinks: TrackedLinksService;
   leadForms: LeadFormsService;
   readerEvents: ReaderEventsService;
+  /** The one client for every outbound request (webhooks, feeds, images): SSRF-safe. */
+  outbound: OutboundClient;
 }
 
 export function createServices(deps: { database: Database; storage: Storage; queue: JobQueue; config: Readonly<Config>; logger: Logger; secretKey: string }): Services {
@@ -53,5 +56,6 @@ export function createServices(deps: { database: Database; storage: Storage; que
     }),
     brand: new BrandService({ db: database.db, storage, publicBaseUrl: config.publicBaseUrl }),
     bulkSettings: new BulkSettingsService({ db: database.db, queue, accessLists: { replace: replaceAccessList, clear: clearAccessList } }),
+    outbound: new OutboundClient({ allowedHosts: config.OUTBOUND_ALLOWED_HOSTS }),
   };
 }

@@ -6,6 +6,7 @@
 import path from 'node:path';
 import { Type, type Static, type TSchema } from 'typebox';
 import { Value } from 'typebox/value';
+import { OutboundPolicy } from '../outbound/outbound-policy.ts';
 
 const Port = Type.Integer({ minimum: 0, maximum: 65535 });
 const PositiveInt = Type.Integer({ minimum: 0 });
@@ -46,6 +47,7 @@ export const EnvSchema = Type.Object({
   SMTP_URL: Type.String({ default: '', description: 'smtp:// or smtps:// URL for outgoing mail (sign-in links). Empty: mail stays in the local outbox (`flipbook mail list`).' }),
   MAIL_FROM: Type.String({ default: 'Flipbook <no-reply@localhost>', description: 'Sender of outgoing mail.' }),
   MAGIC_LINK_TTL_MINUTES: Type.Integer({ minimum: 1, maximum: 7 * 24 * 60, default: 30, description: 'How long a reader sign-in link stays valid (it works once).' }),
+  OUTBOUND_ALLOWED_HOSTS: Type.String({ default: '', description: 'Comma-separated host names, addresses or CIDR ranges the service may call although they are private or loopback, over plain http too (webhook receivers, feeds and images on an internal network; local testing). Empty: only public https addresses.' }),
   READER_SESSION_HOURS: Type.Integer({ minimum: 1, maximum: 24 * 365, default: 24 * 30, description: 'How long a reader stays signed in to a book with an access list.' }),
 });
 
@@ -111,6 +113,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
   }
   if (env.SECRET_KEY && env.SECRET_KEY.length < 32) extra.push('SECRET_KEY: must be at least 32 characters');
   if (env.SMTP_URL && !/^smtps?:\/\//.test(env.SMTP_URL)) extra.push('SMTP_URL: must start with smtp:// or smtps://');
+  extra.push(...OutboundPolicy.problems(env.OUTBOUND_ALLOWED_HOSTS).map((p) => `OUTBOUND_ALLOWED_HOSTS: ${p}`));
   if (extra.length > 0) throw new ConfigError(`Invalid configuration:\n  - ${extra.join('\n  - ')}`);
 
   const dataDir = path.resolve(env.DATA_DIR);

@@ -17,6 +17,7 @@ import { LeadFormsService } from './modules/analytics/lead-forms.service.ts';
 import { ReaderEventsService } from './modules/analytics/reader-events.service.ts';
 import { Geolocator } from './modules/analytics/geography.ts';
 import { OutboundClient } from './platform/outbound/outbound-client.ts';
+import { CatalogsService } from './modules/catalogs/catalogs.service.ts';
 import type { Logger } from 'pino';
 
 export interface Services {
@@ -33,6 +34,8 @@ export interface Services {
   readerEvents: ReaderEventsService;
   /** The one client for every outbound request (webhooks, feeds, images): SSRF-safe. */
   outbound: OutboundClient;
+  /** Product catalogs, items and sync jobs (read by the content area to render books). */
+  catalogs: CatalogsService;
 }
 
 export function createServices(deps: { database: Database; storage: Storage; queue: JobQueue; config: Readonly<Config>; logger: Logger; secretKey: string }): Services {
@@ -57,5 +60,6 @@ export function createServices(deps: { database: Database; storage: Storage; que
     brand: new BrandService({ db: database.db, storage, publicBaseUrl: config.publicBaseUrl }),
     bulkSettings: new BulkSettingsService({ db: database.db, queue, accessLists: { replace: replaceAccessList, clear: clearAccessList } }),
     outbound: new OutboundClient({ allowedHosts: config.OUTBOUND_ALLOWED_HOSTS }),
+    catalogs: new CatalogsService({ db: database.db }),
   };
 }

@@ -8,6 +8,7 @@ import type { Storage } from './platform/storage/storage.ts';
 import { convertBookJob } from './modules/books/convert-book.job.ts';
 import { bookLifecycleJobs } from './modules/books/book-lifecycle.jobs.ts';
 import { bulkSettingsJob } from './modules/books/bulk-settings.job.ts';
+import { catalogJobs } from './modules/catalogs/catalogs.jobs.ts';
 
 export function createJobDefinitions(deps: { database: Database; storage: Storage; services: Services; config: Readonly<Config> }): JobDefinition[] {
   const { config } = deps;
@@ -22,5 +23,6 @@ export function createJobDefinitions(deps: { database: Database; storage: Storag
     }),
     ...bookLifecycleJobs(deps.services.books),
     bulkSettingsJob(deps.services.bulkSettings),
+    ...catalogJobs(deps.services.catalogs, { resyncIntervalMinutes: config.CATALOG_RESYNC_INTERVAL_MINUTES }),
   ] as JobDefinition[];
 }

@@ -41,6 +41,7 @@ export interface Services {
 export function createServices(deps: { database: Database; storage: Storage; queue: JobQueue; config: Readonly<Config>; logger: Logger; secretKey: string }): Services {
   const { database, storage, queue, config } = deps;
   const books = new BooksService({ db: database.db, storage, queue, config });
+  const outbound = new OutboundClient({ allowedHosts: config.OUTBOUND_ALLOWED_HOSTS });
   return {
     workspaces: new WorkspacesService(database),
     books,
@@ -59,7 +60,11 @@ export function createServices(deps: { database: Database; storage: Storage; que
     }),
     brand: new BrandService({ db: database.db, storage, publicBaseUrl: config.publicBaseUrl }),
     bulkSettings: new BulkSettingsService({ db: database.db, queue, accessLists: { replace: replaceAccessList, clear: clearAccessList } }),
-    outbound: new OutboundClient({ allowedHosts: config.OUTBOUND_ALLOWED_HOSTS }),
-    catalogs: new CatalogsService({ db: database.db }),
+    outbound,
+    catalogs: new CatalogsService({
+      db: database.db, queue, outbound,
+      feedLimits: { maxBytes: config.CATALOG_FEED_MAX_BYTES, maxItems: config.CATALOG_FEED_MAX_ITEMS, timeoutMs: config.CATALOG_FEED_TIMEOUT_MS },
+      resyncIntervalMinutes: config.CATALOG_RESYNC_INTERVAL_MINUTES,
+    }),
   };
 }

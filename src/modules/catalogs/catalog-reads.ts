@@ -4,7 +4,7 @@
  * the CatalogsService methods that wrap them; another workspace's catalog is
  * "not found" exactly like a missing one.
  */
-import { and, asc, eq, gt, inArray } from 'drizzle-orm';
+import { and, asc, eq, gt, inArray, sql } from 'drizzle-orm';
 import type { DbOrTx } from '../../platform/db/database.ts';
 import { ERRORS } from '../../platform/errors.ts';
 import { catalogItems, catalogs, type CatalogItemRow, type CatalogRow } from './catalogs.tables.ts';
@@ -36,7 +36,8 @@ export async function itemsByKeys(db: DbOrTx, workspaceId: number, catalogId: nu
 }
 
 /**
- * The catalog's available items (available true, status active), oldest first
+ * The catalog's available items (status active, and available true or not
+ * known: only items known to be unavailable are left out), oldest first
  * (id order), at most `limit`, after item id `afterId` when given. 404 when
  * the catalog is not the workspace's.
  */
@@ -48,7 +49,7 @@ export async function availableItems(db: DbOrTx, workspaceId: number, catalogId:
     .where(and(
       eq(catalogItems.catalogId, catalogId),
       eq(catalogItems.workspaceId, workspaceId),
-      eq(catalogItems.available, true),
+      sql`${catalogItems.available} is not false`,
       eq(catalogItems.status, 'active'),
       options.afterId ? gt(catalogItems.id, options.afterId) : undefined,
     ))

@@ -202,7 +202,9 @@ describe('catalogs', () => {
     assert.deepEqual(summary.errors.map((e: any) => [e.index, e.field]), [[3, 'title']]);
     assert.deepEqual(job.progress, { total: 4, processed: 4, accepted: 2, failed: 2 });
     assert.deepEqual(job.errors.map((e: any) => [e.index, e.field, e.external_item_key]), [[2, 'external_item_key', 'nope'], [3, 'title', 'a']]);
-    let [a, b] = await items(c.id);
+    const listed = await items(c.id);
+    let a = listed[0];
+    const b = listed[1];
     assert.equal(a.stock_quantity, 0);
     assert.equal(a.available, false);
     assert.equal(a.stock_status, 'out_of_stock');

@@ -379,7 +379,7 @@ export async function fetchFeed(outbound: OutboundClient, sourceUrl: string, lim
   }
   const perPage = 100;
   const entries: FeedEntry[] = [];
-  let format: FeedResult['format'] | null = null;
+  let format: FeedResult['format'] | undefined;
   let bytes = 0;
   for (let page = 1; ; page++) {
     const pageUrl = new URL(url);

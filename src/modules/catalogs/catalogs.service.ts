@@ -54,6 +54,12 @@ function decodeIdCursor(cursor: string | undefined): number | null {
 }
 const encodeIdCursor = (id: number) => Buffer.from(`id:${id}`).toString('base64url');
 
+/** The catalog's currency for feeds that name none: a `currency=EUR` entry of its metadata. */
+function catalogCurrency(catalog: CatalogRow): string | null {
+  const entry = catalog.metadata?.find((m) => /^currency=[A-Za-z]{3}$/.test(m.trim()));
+  return entry ? entry.trim().slice('currency='.length).toUpperCase() : null;
+}
+
 export class CatalogsService {
   private readonly db: Db;
   private readonly queue: JobQueue;
@@ -329,7 +335,7 @@ export class CatalogsService {
     let feed;
     try {
       if (!catalog.sourceUrl) throw new FeedError('The catalog has no source_url.');
-      feed = await fetchFeed(this.outbound, catalog.sourceUrl, this.feedLimits, signal);
+      feed = await fetchFeed(this.outbound, catalog.sourceUrl, this.feedLimits, { currency: catalogCurrency(catalog) }, signal);
     } catch (error) {
       if (!(error instanceof FeedError)) throw error;
       await this.db.transaction(async (tx) => {

@@ -28,6 +28,16 @@ export interface FeedLimits {
   timeoutMs: number;
 }
 
+/**
+ * What the catalog adds to a feed: WooCommerce's REST API and Shopify's
+ * products.json name no currency, so their prices take the catalog's
+ * (a `currency=EUR` entry in its metadata); without one such items are
+ * refused, since a price without its currency is not a price.
+ */
+export interface FeedContext {
+  currency: string | null;
+}
+
 /** One feed entry as item strings, and the entry as read (kept as raw_payload). */
 export interface FeedEntry {
   strings: string[];
@@ -244,8 +254,9 @@ function wooStoreEntry(p: Obj): string[] {
 
 const WOO_STATUS: Record<string, string> = { publish: 'active', draft: 'draft', pending: 'draft', private: 'draft', future: 'draft', trash: 'archived' };
 
-function wooRestEntry(p: Obj): string[] {
+function wooRestEntry(p: Obj, context: FeedContext): string[] {
   const out: string[] = [];
+  push(out, 'currency', context.currency);
   const id = str(p.id);
   const parent = str(p.parent_id);
   push(out, 'external_item_key', id);
@@ -276,7 +287,7 @@ function wooRestEntry(p: Obj): string[] {
 }
 
 /** Shopify /products.json: one entry per variant (raw is the variant with its product's id). */
-function shopifyEntries(products: Obj[], origin: string): FeedEntry[] {
+function shopifyEntries(products: Obj[], origin: string, context: FeedContext): FeedEntry[] {
   const entries: FeedEntry[] = [];
   for (const p of products) {
     const images = list(p.images).map((i) => str((i as Obj).src)).filter(Boolean);
@@ -285,6 +296,7 @@ function shopifyEntries(products: Obj[], origin: string): FeedEntry[] {
       push(out, 'external_item_key', v.id);
       push(out, 'external_product_id', p.id);
       push(out, 'external_variant_id', v.id);
+      push(out, 'currency', context.currency);
       push(out, 'sku', v.sku);
       const variantTitle = str(v.title);
       push(out, 'title', variantTitle && variantTitle !== 'Default Title' ? `${str(p.title)} – ${variantTitle}` : p.title);
@@ -310,7 +322,7 @@ function shopifyEntries(products: Obj[], origin: string): FeedEntry[] {
   return entries;
 }
 
-function parseJson(body: string, url: URL, maxItems: number): FeedResult {
+function parseJson(body: string, url: URL, maxItems: number, context: FeedContext): FeedResult {
   let doc: unknown;
   try {
     doc = JSON.parse(body);
@@ -318,7 +330,7 @@ function parseJson(body: string, url: URL, maxItems: number): FeedResult {
     throw new FeedError(`The feed is not valid JSON: ${(error as Error).message.slice(0, 200)}`);
   }
   if (doc && typeof doc === 'object' && !Array.isArray(doc) && Array.isArray((doc as Obj).products)) {
-    const entries = shopifyEntries((doc as Obj).products as Obj[], url.origin);
+    const entries = shopifyEntries((doc as Obj).products as Obj[], url.origin, context);
     return { format: 'shopify_products', entries: entries.slice(0, maxItems), truncated: entries.length > maxItems };
   }
   const array = Array.isArray(doc) ? doc : doc && typeof doc === 'object' && Array.isArray((doc as Obj).items) ? ((doc as Obj).items as unknown[]) : null;
@@ -331,16 +343,16 @@ function parseJson(body: string, url: URL, maxItems: number): FeedResult {
     return { format: 'woocommerce_store', entries: kept.map((p) => ({ strings: wooStoreEntry(p), raw: p })), truncated };
   }
   if ('permalink' in first && 'stock_status' in first) {
-    return { format: 'woocommerce_rest', entries: kept.map((p) => ({ strings: wooRestEntry(p), raw: p })), truncated };
+    return { format: 'woocommerce_rest', entries: kept.map((p) => ({ strings: wooRestEntry(p, context), raw: p })), truncated };
   }
   return { format: 'json', entries: kept.map((p) => ({ strings: plainEntry(p), raw: p })), truncated };
 }
 
 /** Reads a fetched feed body, recognising the format from the content. */
-export function parseFeed(body: string, url: URL, maxItems: number): FeedResult {
+export function parseFeed(body: string, url: URL, maxItems: number, context: FeedContext = { currency: null }): FeedResult {
   const start = body.replace(/^\uFEFF/, '').trimStart();
   if (start.startsWith('<')) return parseMerchantXml(start, maxItems);
-  if (start.startsWith('[') || start.startsWith('{')) return parseJson(start, url, maxItems);
+  if (start.startsWith('[') || start.startsWith('{')) return parseJson(start, url, maxItems, context);
   if (!start) throw new FeedError('The feed is empty.');
   return parseDelimited(start, maxItems);
 }
@@ -371,11 +383,11 @@ async function fetchOnce(outbound: OutboundClient, url: string, limits: FeedLimi
 }
 
 /** Fetches and reads the feed at `sourceUrl` (all pages of a WooCommerce list). */
-export async function fetchFeed(outbound: OutboundClient, sourceUrl: string, limits: FeedLimits, signal?: AbortSignal): Promise<FeedResult> {
+export async function fetchFeed(outbound: OutboundClient, sourceUrl: string, limits: FeedLimits, context: FeedContext, signal?: AbortSignal): Promise<FeedResult> {
   const url = new URL(sourceUrl);
   if (!isWooCommerceList(url)) {
     const response = await fetchOnce(outbound, sourceUrl, limits, signal, limits.maxBytes);
-    return parseFeed(response.body.toString('utf8'), url, limits.maxItems);
+    return parseFeed(response.body.toString('utf8'), url, limits.maxItems, context);
   }
   const perPage = 100;
   const entries: FeedEntry[] = [];
@@ -387,7 +399,7 @@ export async function fetchFeed(outbound: OutboundClient, sourceUrl: string, lim
     pageUrl.searchParams.set('page', String(page));
     const response = await fetchOnce(outbound, pageUrl.toString(), limits, signal, Math.max(1, limits.maxBytes - bytes));
     bytes += response.body.length;
-    const result = parseFeed(response.body.toString('utf8'), url, limits.maxItems - entries.length + 1);
+    const result = parseFeed(response.body.toString('utf8'), url, limits.maxItems - entries.length + 1, context);
     format = result.format;
     entries.push(...result.entries);
     if (entries.length > limits.maxItems) return { format: result.format, entries: entries.slice(0, limits.maxItems), truncated: true };

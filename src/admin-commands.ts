@@ -33,6 +33,9 @@ export function createAdminCommands(services: Services): AdminCommands {
       (await services.mailer.list({ to: str(a.to), limit: a.limit === undefined ? undefined : int(a.limit) })).map((m) => ({
         id: m.id, to: m.to, subject: m.subject, status: m.status, error: m.error, created_at: m.createdAt.toISOString(), text: m.text,
       })),
+    'connector.grant': async (a) => services.connector.grant(int(a.key), str(a.shopDomain)),
+    'connector.revoke': async (a) => services.connector.revokeGrant(int(a.key)),
+    'connector.events': async (a) => services.connector.events(int(a.workspace), a.limit === undefined ? undefined : int(a.limit)),
     'books.set-billing-expiry': async (a) => {
       const at = str(a.at);
       const date = !at || at === 'none' ? null : new Date(at);

@@ -9,6 +9,7 @@ import { convertBookJob } from './modules/books/convert-book.job.ts';
 import { bookLifecycleJobs } from './modules/books/book-lifecycle.jobs.ts';
 import { bulkSettingsJob } from './modules/books/bulk-settings.job.ts';
 import { catalogJobs } from './modules/catalogs/catalogs.jobs.ts';
+import { connectorJobs } from './modules/connector/connector.jobs.ts';
 
 export function createJobDefinitions(deps: { database: Database; storage: Storage; services: Services; config: Readonly<Config> }): JobDefinition[] {
   const { config } = deps;
@@ -24,5 +25,6 @@ export function createJobDefinitions(deps: { database: Database; storage: Storag
     ...bookLifecycleJobs(deps.services.books),
     bulkSettingsJob(deps.services.bulkSettings),
     ...catalogJobs(deps.services.catalogs, { resyncIntervalMinutes: config.CATALOG_RESYNC_INTERVAL_MINUTES }),
+    ...connectorJobs(deps.services.connector),
   ] as JobDefinition[];
 }

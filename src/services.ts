@@ -18,6 +18,7 @@ import { ReaderEventsService } from './modules/analytics/reader-events.service.t
 import { Geolocator } from './modules/analytics/geography.ts';
 import { OutboundClient } from './platform/outbound/outbound-client.ts';
 import { CatalogsService } from './modules/catalogs/catalogs.service.ts';
+import { ConnectorService } from './modules/connector/connector.service.ts';
 import type { Logger } from 'pino';
 
 export interface Services {
@@ -36,14 +37,22 @@ export interface Services {
   outbound: OutboundClient;
   /** Product catalogs, items and sync jobs (read by the content area to render books). */
   catalogs: CatalogsService;
+  /** The Shopify connector: compliance webhooks and the one-time workspace name. */
+  connector: ConnectorService;
 }
 
 export function createServices(deps: { database: Database; storage: Storage; queue: JobQueue; config: Readonly<Config>; logger: Logger; secretKey: string }): Services {
   const { database, storage, queue, config } = deps;
   const books = new BooksService({ db: database.db, storage, queue, config });
   const outbound = new OutboundClient({ allowedHosts: config.OUTBOUND_ALLOWED_HOSTS });
+  const workspaces = new WorkspacesService(database);
+  const catalogs = new CatalogsService({
+    db: database.db, queue, outbound,
+    feedLimits: { maxBytes: config.CATALOG_FEED_MAX_BYTES, maxItems: config.CATALOG_FEED_MAX_ITEMS, timeoutMs: config.CATALOG_FEED_TIMEOUT_MS },
+    resyncIntervalMinutes: config.CATALOG_RESYNC_INTERVAL_MINUTES,
+  });
   return {
-    workspaces: new WorkspacesService(database),
+    workspaces,
     books,
     uploads: new UploadsService({ db: database.db, storage, queue, books, tmpDir: path.join(config.dataDir, 'tmp') }),
     accessLists: new AccessListsService({ db: database.db }),
@@ -61,10 +70,7 @@ export function createServices(deps: { database: Database; storage: Storage; que
     brand: new BrandService({ db: database.db, storage, publicBaseUrl: config.publicBaseUrl }),
     bulkSettings: new BulkSettingsService({ db: database.db, queue, accessLists: { replace: replaceAccessList, clear: clearAccessList } }),
     outbound,
-    catalogs: new CatalogsService({
-      db: database.db, queue, outbound,
-      feedLimits: { maxBytes: config.CATALOG_FEED_MAX_BYTES, maxItems: config.CATALOG_FEED_MAX_ITEMS, timeoutMs: config.CATALOG_FEED_TIMEOUT_MS },
-      resyncIntervalMinutes: config.CATALOG_RESYNC_INTERVAL_MINUTES,
-    }),
+    catalogs,
+    connector: new ConnectorService({ db: database.db, queue, workspaces, catalogs, clientSecret: config.SHOPIFY_CLIENT_SECRET }),
   };
 }

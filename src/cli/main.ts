@@ -172,6 +172,40 @@ booksCommand
 `));
   });
 
+const connectorCommand = program.command('connector').description('The Shopify connector: which API keys are the connector\'s, and its audit log.');
+
+connectorCommand
+  .command('grant')
+  .description('Make an API key the connector\'s (needed, with SHOPIFY_CLIENT_SECRET, for /v1/integrations/shopify/*). Keys rotated from it stay the connector\'s.')
+  .argument('<keyId>', 'API key id (flipbook keys list)')
+  .option('--shop-domain <domain>', 'only for this shop (acme.myshopify.com)')
+  .option('--json', 'print JSON')
+  .action(async (keyId: string, o: { shopDomain?: string; json?: boolean }) => {
+    const row = (await withAdmin((a) => a.run('connector.grant', { key: keyId, shopDomain: o.shopDomain }))) as { key_id: number; workspace_id: number; shop_domain: string | null };
+    output(o.json, row, () => process.stdout.write(`Key ${row.key_id} is the Shopify connector of workspace ${row.workspace_id}${row.shop_domain ? ` for ${row.shop_domain}` : ''}.\n`));
+  });
+
+connectorCommand
+  .command('revoke')
+  .description('The key is no longer the connector\'s (it keeps its scopes).')
+  .argument('<keyId>', 'API key id')
+  .option('--json', 'print JSON')
+  .action(async (keyId: string, o: { json?: boolean }) => {
+    const row = await withAdmin((a) => a.run('connector.revoke', { key: keyId }));
+    output(o.json, row, () => process.stdout.write(`Key ${keyId} is no longer the connector's.\n`));
+  });
+
+connectorCommand
+  .command('events')
+  .description('The connector\'s audit log of a workspace, newest first: webhook deliveries (data requests with what was assembled), redactions, renames.')
+  .requiredOption('--workspace <id>', 'workspace id')
+  .option('--limit <n>', 'how many (1-500)', '50')
+  .option('--json', 'print JSON (with each data request\'s data)')
+  .action(async (o: { workspace: string; limit: string; json?: boolean }) => {
+    const rows = (await withAdmin((a) => a.run('connector.events', { workspace: o.workspace, limit: o.limit }))) as Record<string, unknown>[];
+    output(o.json, rows, () => printTable(rows.map((r) => ({ ...r, counts: JSON.stringify(r.counts) })), ['id', 'created_at', 'kind', 'topic', 'action', 'status', 'counts']));
+  });
+
 const mailCommand = program.command('mail').description('Outgoing mail: the local outbox when SMTP_URL is not set.');
 
 type MailOut = { id: number; to: string; subject: string; status: string; created_at: string; text: string };

@@ -417,8 +417,8 @@ export class CatalogsService {
   }
 
   /** Every catalog of a source in a workspace (the connector's shop data). */
-  async catalogIdsOfSource(workspaceId: number, source: CatalogSource): Promise<number[]> {
-    const rows = await this.db.select({ id: catalogs.id }).from(catalogs).where(and(eq(catalogs.workspaceId, workspaceId), eq(catalogs.source, source)));
+  async catalogIdsOfSource(db: DbOrTx, workspaceId: number, source: CatalogSource): Promise<number[]> {
+    const rows = await db.select({ id: catalogs.id }).from(catalogs).where(and(eq(catalogs.workspaceId, workspaceId), eq(catalogs.source, source)));
     return rows.map((r) => r.id);
   }
 

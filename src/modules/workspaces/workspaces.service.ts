@@ -160,6 +160,33 @@ export class WorkspacesService {
     return row;
   }
 
+  /**
+   * Replaces the generated signup name and slug once (the connector's
+   * workspace-name operation): can_rename becomes false in the same update,
+   * so two racing calls cannot both rename. A slug another workspace holds
+   * violates the unique index and answers 422 on workspace_slug. Returns the
+   * workspace before and after; null when it was already renamed.
+   */
+  async renameOnce(workspaceId: number, name: string, slug: string): Promise<{ before: Workspace; after: Workspace } | null> {
+    const renamed = await this.db.transaction(async (tx) => {
+      const [before] = await tx.select().from(workspaces).where(eq(workspaces.id, workspaceId)).for('update');
+      if (!before) throw ERRORS.notFound('Workspace');
+      if (!before.canRename) return null;
+      try {
+        const [after] = await tx.transaction(async (sp) =>
+          sp.update(workspaces).set({ name, slug, canRename: false, updatedAt: new Date() }).where(eq(workspaces.id, workspaceId)).returning());
+        return { before, after: after! };
+      } catch (error) {
+        const code = (error as { code?: string; cause?: { code?: string } }).cause?.code ?? (error as { code?: string }).code;
+        if (code === '23505') throw ERRORS.validation({ workspace_slug: [`The slug "${slug}" is taken by another workspace.`] });
+        throw error;
+      }
+    });
+    // The auth context carries the name, slug and can_rename: drop it everywhere.
+    if (renamed) await this.authChanged();
+    return renamed;
+  }
+
   async getKey(keyId: number): Promise<ApiKeyRow> {
     const [row] = await this.db.select().from(apiKeys).where(eq(apiKeys.id, keyId));
     if (!row) throw ERRORS.notFound('API key');

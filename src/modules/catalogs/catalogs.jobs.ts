@@ -22,6 +22,8 @@ export function catalogJobs(catalogs: CatalogsService, options: { resyncInterval
       name: 'catalogs.sync',
       version: 1,
       schema: Type.Object({ syncJobId: Type.Integer({ minimum: 1 }) }),
+      // Each run is one or a few statements waiting on the database: more handlers than WORKER_CONCURRENCY keep batches flowing.
+      concurrency: 4,
       retryLimit: 5,
       // A 50,000-item feed takes a minute or two; a stuck one is handed to another worker after this.
       expireInSeconds: 30 * 60,

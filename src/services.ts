@@ -16,6 +16,8 @@ import { TrackedLinksService } from './modules/analytics/tracked-links.service.t
 import { LeadFormsService } from './modules/analytics/lead-forms.service.ts';
 import { ReaderEventsService } from './modules/analytics/reader-events.service.ts';
 import { Geolocator } from './modules/analytics/geography.ts';
+import { AnalyticsQueriesService } from './modules/analytics/analytics-queries.service.ts';
+import { ExportsService } from './modules/analytics/exports.service.ts';
 import type { Logger } from 'pino';
 
 export interface Services {
@@ -30,6 +32,8 @@ export interface Services {
   trackedLinks: TrackedLinksService;
   leadForms: LeadFormsService;
   readerEvents: ReaderEventsService;
+  analytics: AnalyticsQueriesService;
+  exports: ExportsService;
 }
 
 export function createServices(deps: { database: Database; storage: Storage; queue: JobQueue; config: Readonly<Config>; logger: Logger; secretKey: string }): Services {
@@ -44,6 +48,7 @@ export function createServices(deps: { database: Database; storage: Storage; que
     trackedLinks: new TrackedLinksService({ db: database.db, publicBaseUrl: config.publicBaseUrl }),
     leadForms: new LeadFormsService({ db: database.db }),
     readerEvents: new ReaderEventsService({ db: database.db, geolocator: new Geolocator() }),
+    ...analyticsServices(database, config),
     mailer: new Mailer({
       db: database.db,
       logger: deps.logger.child({ component: 'mail' }),
@@ -54,4 +59,9 @@ export function createServices(deps: { database: Database; storage: Storage; que
     brand: new BrandService({ db: database.db, storage, publicBaseUrl: config.publicBaseUrl }),
     bulkSettings: new BulkSettingsService({ db: database.db, queue, accessLists: { replace: replaceAccessList, clear: clearAccessList } }),
   };
+}
+
+function analyticsServices(database: Database, config: Readonly<Config>): Pick<Services, 'analytics' | 'exports'> {
+  const analytics = new AnalyticsQueriesService({ db: database.db, statementTimeoutMs: config.ANALYTICS_STATEMENT_TIMEOUT_MS });
+  return { analytics, exports: new ExportsService({ analytics, batchRows: config.EXPORT_BATCH_ROWS }) };
 }

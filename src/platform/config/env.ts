@@ -47,6 +47,8 @@ export const EnvSchema = Type.Object({
   MAIL_FROM: Type.String({ default: 'Flipbook <no-reply@localhost>', description: 'Sender of outgoing mail.' }),
   MAGIC_LINK_TTL_MINUTES: Type.Integer({ minimum: 1, maximum: 7 * 24 * 60, default: 30, description: 'How long a reader sign-in link stays valid (it works once).' }),
   READER_SESSION_HOURS: Type.Integer({ minimum: 1, maximum: 24 * 365, default: 24 * 30, description: 'How long a reader stays signed in to a book with an access list.' }),
+  ANALYTICS_STATEMENT_TIMEOUT_MS: Type.Integer({ minimum: 0, default: 15_000, description: 'Longest one analytics or export statement may run before it is stopped (503); 0 disables.' }),
+  EXPORT_BATCH_ROWS: Type.Integer({ minimum: 10, maximum: 100_000, default: 5000, description: 'Rows a CSV export reads from the database per batch.' }),
 });
 
 export type Env = Static<typeof EnvSchema>;

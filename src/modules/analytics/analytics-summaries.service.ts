@@ -98,13 +98,13 @@ export class AnalyticsSummariesService {
       with s as (${segments(f)}),
       per_page as (
         select page_number, count(*) as segments, sum(active_ms)::float8 as total,
-               percentile_cont(0.5) within group (order by active_ms) as median
-        from s group by page_number),
-      per_reader as (select page_number, count(distinct reader) as readers from s group by page_number)
+               percentile_cont(0.5) within group (order by active_ms) as median,
+               count(distinct viewer_id) + count(distinct session_id) filter (where viewer_id is null) as readers
+        from s group by page_number)
       select g.page_number, coalesce(p.segments, 0) as segments, coalesce(p.total, 0) as total, coalesce(p.median, 0) as median,
-             coalesce(r.readers, 0) as readers
+             coalesce(p.readers, 0) as readers
       from generate_series(1, greatest(${book.pageCount}::int, (select coalesce(max(page_number), 0) from s))) as g(page_number)
-      left join per_page p using (page_number) left join per_reader r using (page_number)
+      left join per_page p using (page_number)
       ${f.pageNumber !== undefined ? sql`where g.page_number = ${f.pageNumber}` : sql``}
       order by g.page_number`);
     return rows.map((r) => {
@@ -159,32 +159,29 @@ export class AnalyticsSummariesService {
    * visit's first page is an entry, its last an exit; `views` counts segments.
    */
   async bookFlow(book: BookRow, f: AnalyticsFilter): Promise<{ data: BookFlow; meta: { visits: number } }> {
-    return this.reader.read(async (tx) => {
-      const ordered = sql`
-        with s as (${segments(f)}),
-        o as (select page_number, reader, session_id,
-                     lag(page_number) over w as prev, lead(page_number) over w as next
-              from s window w as (partition by session_id order by sequence))`;
-      const q = async (query: SQL) => ((await tx.execute(query)) as unknown as { rows: Record<string, unknown>[] }).rows;
-      const pages = await q(sql`${ordered}
-        select g.page_number, count(o.page_number) as views,
-               count(*) filter (where o.page_number is not null and o.prev is null) as entries,
-               count(*) filter (where o.page_number is not null and o.next is null) as exits
-        from generate_series(1, greatest(${book.pageCount}::int, (select coalesce(max(page_number), 0) from s))) as g(page_number)
-        left join o using (page_number) group by g.page_number order by g.page_number`);
-      const transitions = await q(sql`${ordered}
-        select prev as from_page, page_number as to_page, count(*) as count, count(distinct reader) as readers
-        from o where prev is not null and prev <> page_number
-        group by prev, page_number order by count(*) desc, prev, page_number`);
-      const [visits] = await q(sql`with s as (${segments(f)}) select count(distinct session_id) as n from s`);
-      return {
-        data: {
-          pages: pages.map((p) => ({ page_number: num(p.page_number), views: num(p.views), entries: num(p.entries), exits: num(p.exits) })),
-          transitions: transitions.map((t) => ({ from_page: num(t.from_page), to_page: num(t.to_page), count: num(t.count), readers: num(t.readers) })),
-        },
-        meta: { visits: num(visits?.n) },
-      };
-    });
+    // One pass over the segments: the window runs once, pages and transitions come out of the same rows.
+    const rows = await this.reader.rows<Record<string, unknown>>(sql`
+      with s as (${segments(f)}),
+      o as materialized (
+        select page_number, reader, lag(page_number) over w as prev, lead(page_number) over w as next
+        from s window w as (partition by session_id order by sequence))
+      select 'page' as kind, page_number as a, null::int as b, count(*) as n,
+             count(*) filter (where prev is null) as entries, count(*) filter (where next is null) as exits
+      from o group by page_number
+      union all
+      select 'move', prev, page_number, count(*), count(distinct reader), null from o
+      where prev is not null and prev <> page_number group by prev, page_number`);
+    const seen = new Map<number, { views: number; entries: number; exits: number }>();
+    const transitions: BookFlow['transitions'] = [];
+    for (const r of rows) {
+      if (r.kind === 'page') seen.set(num(r.a), { views: num(r.n), entries: num(r.entries), exits: num(r.exits) });
+      else transitions.push({ from_page: num(r.a), to_page: num(r.b), count: num(r.n), readers: num(r.entries) });
+    }
+    transitions.sort((x, y) => y.count - x.count || x.from_page - y.from_page || x.to_page - y.to_page);
+    const last = Math.max(book.pageCount, ...seen.keys());
+    const pages = Array.from({ length: last }, (_, i) => ({ page_number: i + 1, ...(seen.get(i + 1) ?? { views: 0, entries: 0, exits: 0 }) }));
+    const visits = pages.reduce((n, p) => n + p.entries, 0);
+    return { data: { pages, transitions }, meta: { visits } };
   }
 
   /**

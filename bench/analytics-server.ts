@@ -45,10 +45,10 @@ for (let start = 1; start <= VISITS; start += CHUNK) {
   await run(sql`
     insert into view_events (workspace_id, book_id, session_id, viewer_id, tracked_link_id, source_host, from_embedded, reads, clicks,
                              pages_viewed, pages_seen, active_ms, duration_seconds, engagement_score, recorded_at, updated_at)
-    select ${ws.id}, ${book.id}, 'bench-' || g, case when g % 3 = 0 then null else ${minViewer} + (g * 7919) % ${READERS} end,
+    select ${ws.id}, ${book.id}, 'bench-' || g, case when g % 3 = 0 then null else ${minViewer} + (g::bigint * 7919) % ${READERS} end,
            case when g % 5 = 0 then ${minLink} + g % 5 end, case when g % 2 = 0 then 'shop.example.com' end, g % 4 = 0, 1, g % 3,
            ${PER_VISIT - 2}, array(select 1 + (g + s) % ${PAGES} from generate_series(1, ${PER_VISIT - 2}) s), ${(PER_VISIT - 2) * 5000}, ${(PER_VISIT - 2) * 5},
-           (g % 1000) / 10.0, now() - ((g * 104729) % (${DAYS} * 86400)) * interval '1 second', now()
+           (g % 1000) / 10.0, now() - ((g::bigint * 104729) % (${DAYS} * 86400)) * interval '1 second', now()
     from generate_series(${start}::int, ${end}::int) g`);
   say(`seed: ${end} / ${VISITS} visits (${elapsed()})`);
 }

@@ -21,6 +21,12 @@ const FILTERS =
   'A statement running longer than ANALYTICS_STATEMENT_TIMEOUT_MS is stopped and answers 503 ServiceUnavailableException: narrow the date range.';
 const PAGED = ' Cursor-paginated (`limit` 1-500, default 100; follow `meta.next_cursor` while `meta.has_more`): rows inserted while paging never cause gaps or repeats.';
 
+/** Beyond the shared error responses: the book is named in the query, and a statement can time out. */
+export const ANALYTICS_ERRORS = {
+  404: { description: "The book (book_id) is not one of this workspace's (ModelNotFoundException), exactly like a missing one.", $ref: 'ErrorEnvelope#' },
+  503: { description: 'The query ran longer than ANALYTICS_STATEMENT_TIMEOUT_MS and was stopped (ServiceUnavailableException): narrow the date range.', $ref: 'ErrorEnvelope#' },
+};
+
 const list = (item: TSchema, example: unknown) => Type.Object({ data: Type.Array(item), meta: CursorMeta }, { examples: [{ data: [example], meta: { next_cursor: null, has_more: false } }] });
 const whole = (item: TSchema, example: unknown) => Type.Object({ data: Type.Array(item) }, { examples: [{ data: [example] }] });
 
@@ -35,7 +41,7 @@ export const analyticsRoutes: FastifyPluginAsyncTypebox<{ analytics: AnalyticsQu
         'Access-gate decisions (`access_requested`, `access_granted`, `access_rejected`) and the reader actions that matter for compliance ' +
         '(`document_downloaded`, `link_clicked`, `lead_form_submitted`, `form_widget_opened`, `checkout_widget_opened`, and the ninth value, ' +
         '`checkout_redirect_clicked`: a click through a checkout widget to the shop), chronological (oldest first).' + PAGED + FILTERS,
-      querystring: AuditLogQuery, response: { 200: list(ref('AuditLogEvent'), examples.audit) },
+      querystring: AuditLogQuery, response: { ...ANALYTICS_ERRORS, 200: list(ref('AuditLogEvent'), examples.audit) },
     },
     config,
   }, async (request) => analytics.auditLog(authOf(request), request.query));
@@ -48,7 +54,7 @@ export const analyticsRoutes: FastifyPluginAsyncTypebox<{ analytics: AnalyticsQu
         '(`from_page` → `to_page`, with `count` and distinct `readers`), most frequent first. Per page: `views` (segments), `entries` (visits that began ' +
         'there) and `exits` (visits whose last page it was); every page of the book is listed. `meta.visits` counts the visits with at least one page segment.' + FILTERS,
       querystring: BookFlowQuery,
-      response: { 200: Type.Object({ data: ref('BookFlow'), meta: Type.Object({ visits: Type.Integer() }) }, { examples: [{ data: examples.flow, meta: { visits: 300 } }] }) },
+      response: { ...ANALYTICS_ERRORS, 200: Type.Object({ data: ref('BookFlow'), meta: Type.Object({ visits: Type.Integer() }) }, { examples: [{ data: examples.flow, meta: { visits: 300 } }] }) },
     },
     config,
   }, async (request) => analytics.bookFlow(authOf(request), request.query));
@@ -57,7 +63,7 @@ export const analyticsRoutes: FastifyPluginAsyncTypebox<{ analytics: AnalyticsQu
     schema: {
       operationId: 'getBookViewEvents', tags, summary: "A book's visits (view events)",
       description: 'One view event per reader visit, newest first, with `book_title`, `viewer_email` when identified and the `tracked_link` it came through.' + PAGED + FILTERS,
-      querystring: ViewEventsQuery, response: { 200: list(ref('ViewEvent'), examples.view) },
+      querystring: ViewEventsQuery, response: { ...ANALYTICS_ERRORS, 200: list(ref('ViewEvent'), examples.view) },
     },
     config,
   }, async (request) => analytics.viewEvents(authOf(request), request.query));
@@ -66,7 +72,7 @@ export const analyticsRoutes: FastifyPluginAsyncTypebox<{ analytics: AnalyticsQu
     schema: {
       operationId: 'getInteractionEvents', tags, summary: "A book's interaction events",
       description: 'Every event the reader reported, chronological (oldest first; the time is the reader\'s clock, clamped on arrival).' + PAGED + FILTERS,
-      querystring: InteractionEventsQuery, response: { 200: list(ref('InteractionEvent'), examples.interaction) },
+      querystring: InteractionEventsQuery, response: { ...ANALYTICS_ERRORS, 200: list(ref('InteractionEvent'), examples.interaction) },
     },
     config,
   }, async (request) => analytics.interactionEvents(authOf(request), request.query));
@@ -77,7 +83,7 @@ export const analyticsRoutes: FastifyPluginAsyncTypebox<{ analytics: AnalyticsQu
       description:
         'One page summary per page of the book (pages nobody read included, with zeros), from `page_segment_completed` events: a reader is an identified viewer, ' +
         'or an anonymous visit. Medians are exact. The totals equal the sum of reader-pages rows for identified readers and the page-performance export of the same filter.' + FILTERS,
-      querystring: PagePerformanceQuery, response: { 200: whole(ref('PageSummary'), examples.page) },
+      querystring: PagePerformanceQuery, response: { ...ANALYTICS_ERRORS, 200: whole(ref('PageSummary'), examples.page) },
     },
     config,
   }, async (request) => analytics.pagePerformance(authOf(request), request.query));
@@ -90,7 +96,10 @@ export const analyticsRoutes: FastifyPluginAsyncTypebox<{ analytics: AnalyticsQu
         "A viewer of another workspace, or a session unknown in this workspace, is 404. Books in the order of their last visit (oldest first); `date` selects visits. " +
         'Every leaf is a string (spec part 2); `engagement_score` is the average over the visits.',
       querystring: ReaderJourneyQuery,
-      response: { 200: Type.Object({ data: ref('ReaderJourney') }, { examples: [{ data: examples.journey }] }) },
+      response: {
+        ...ANALYTICS_ERRORS,
+        404: { description: "The viewer_id is not one of this workspace's readers, or the session_id no visit of it (ModelNotFoundException).", $ref: 'ErrorEnvelope#' },
+        200: Type.Object({ data: ref('ReaderJourney') }, { examples: [{ data: examples.journey }] }) },
     },
     config,
   }, async (request) => analytics.readerJourney(authOf(request), request.query));
@@ -101,7 +110,7 @@ export const analyticsRoutes: FastifyPluginAsyncTypebox<{ analytics: AnalyticsQu
       description:
         'One summary per identified reader and page they spent time on (anonymous visits have no reader to attribute to; page-performance counts them), ' +
         'ordered by viewer then page, not paginated (the export streams large books).' + FILTERS,
-      querystring: ReaderPagesQuery, response: { 200: whole(ref('ReaderPageSummary'), examples.readerPage) },
+      querystring: ReaderPagesQuery, response: { ...ANALYTICS_ERRORS, 200: whole(ref('ReaderPageSummary'), examples.readerPage) },
     },
     config,
   }, async (request) => analytics.readerPages(authOf(request), request.query));
@@ -114,7 +123,7 @@ export const analyticsRoutes: FastifyPluginAsyncTypebox<{ analytics: AnalyticsQu
         'engagement, first and last visit). `include_anonymous=true` adds each anonymous visit as a reader of its own (`viewer_id` null, its `session_id`). ' +
         '`sort=recent` (default) lists the latest visit first, `engagement` the highest score first. A reader whose summary changes while you page may move ' +
         'before your cursor; no reader is listed twice in one pass.' + PAGED + FILTERS,
-      querystring: ReadersQuery, response: { 200: list(ref('ReaderSummary'), examples.reader) },
+      querystring: ReadersQuery, response: { ...ANALYTICS_ERRORS, 200: list(ref('ReaderSummary'), examples.reader) },
     },
     config,
   }, async (request) => analytics.readers(authOf(request), request.query));
@@ -127,6 +136,7 @@ export const analyticsRoutes: FastifyPluginAsyncTypebox<{ analytics: AnalyticsQu
         'A visit of another book or workspace matches nothing: empty `data` and `meta.found` false.',
       querystring: ReadingSessionPagesQuery,
       response: {
+        ...ANALYTICS_ERRORS,
         200: Type.Object({ data: Type.Array(VisitPage), meta: VisitMeta }, {
           examples: [{
             data: [{ position: 1, page_number: 1, active_ms: 4000, active_seconds: 4, viewed_at: '2026-03-02T10:12:04.000Z' }],

@@ -8,6 +8,7 @@ import type { FastifyReply } from 'fastify';
 import { Type, type TProperties, type TSchema } from 'typebox';
 import { authOf } from '../../platform/http/route-config.ts';
 import { BookParams } from '../books/books.schemas.ts';
+import { ANALYTICS_ERRORS } from './analytics.routes.ts';
 import { filters } from './analytics.schemas.ts';
 import { AUDIT_EVENT_TYPES } from './audit.ts';
 import { csvStream, type CsvExport } from './csv.ts';
@@ -19,6 +20,7 @@ const bom = Type.Optional(Type.Boolean({ default: true, description: 'Start the 
 const query = <T extends TProperties>(properties: T) => Type.Object({ ...properties, bom }, { additionalProperties: false });
 
 const CSV_RESPONSE = {
+  503: ANALYTICS_ERRORS[503],
   200: {
     description: 'The CSV file (streamed).',
     content: { 'text/csv': { schema: { type: 'string' } } },

@@ -184,7 +184,6 @@ describe('CSV exports', () => {
     await eventually(async () => exportsService.active === 0);
     const batches = exportsService.batchesRead - batchesBefore;
     // 20,000 rows in batches of 10 would be 2,000 batches; the walk stopped long before.
-    console.log(`disconnect: ${batches} of 2000 batches read`);
     assert.ok(batches < 1000, `read ${batches} batches after the client left`);
   });
 });

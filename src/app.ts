@@ -31,6 +31,8 @@ import { leadFormsRoutes } from './modules/analytics/lead-forms.routes.ts';
 import { catalogsRoutes } from './modules/catalogs/catalogs.routes.ts';
 import { connectorRoutes } from './modules/connector/connector.routes.ts';
 import { readerEventsRoutes } from './modules/analytics/reader-events.routes.ts';
+import { analyticsRoutes } from './modules/analytics/analytics.routes.ts';
+import { exportsRoutes } from './modules/analytics/exports.routes.ts';
 import { AccessGateService } from './modules/access/access-gate.service.ts';
 import { gateRoutes } from './modules/access/gate.routes.ts';
 import { ListsReaderPolicy } from './modules/access/reader-policy.ts';
@@ -106,6 +108,8 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
       await v1.register(leadFormsRoutes, { leadForms: services.leadForms });
       await v1.register(catalogsRoutes, { catalogs: services.catalogs });
       await v1.register(connectorRoutes, { connector: services.connector });
+      await v1.register(analyticsRoutes, { analytics: services.analytics });
+      await v1.register(exportsRoutes, { exports: services.exports });
       if (deps.extraRoutes) await v1.register(deps.extraRoutes);
     },
     { prefix: '/v1' },

@@ -19,6 +19,8 @@ import { Geolocator } from './modules/analytics/geography.ts';
 import { OutboundClient } from './platform/outbound/outbound-client.ts';
 import { CatalogsService } from './modules/catalogs/catalogs.service.ts';
 import { ConnectorService } from './modules/connector/connector.service.ts';
+import { AnalyticsQueriesService } from './modules/analytics/analytics-queries.service.ts';
+import { ExportsService } from './modules/analytics/exports.service.ts';
 import type { Logger } from 'pino';
 
 export interface Services {
@@ -39,6 +41,8 @@ export interface Services {
   catalogs: CatalogsService;
   /** The Shopify connector: compliance webhooks and the one-time workspace name. */
   connector: ConnectorService;
+  analytics: AnalyticsQueriesService;
+  exports: ExportsService;
 }
 
 export function createServices(deps: { database: Database; storage: Storage; queue: JobQueue; config: Readonly<Config>; logger: Logger; secretKey: string }): Services {
@@ -60,6 +64,7 @@ export function createServices(deps: { database: Database; storage: Storage; que
     trackedLinks: new TrackedLinksService({ db: database.db, publicBaseUrl: config.publicBaseUrl }),
     leadForms: new LeadFormsService({ db: database.db }),
     readerEvents: new ReaderEventsService({ db: database.db, geolocator: new Geolocator() }),
+    ...analyticsServices(database, config),
     mailer: new Mailer({
       db: database.db,
       logger: deps.logger.child({ component: 'mail' }),
@@ -73,4 +78,9 @@ export function createServices(deps: { database: Database; storage: Storage; que
     catalogs,
     connector: new ConnectorService({ db: database.db, queue, workspaces, catalogs, clientSecret: config.SHOPIFY_CLIENT_SECRET }),
   };
+}
+
+function analyticsServices(database: Database, config: Readonly<Config>): Pick<Services, 'analytics' | 'exports'> {
+  const analytics = new AnalyticsQueriesService({ db: database.db, statementTimeoutMs: config.ANALYTICS_STATEMENT_TIMEOUT_MS });
+  return { analytics, exports: new ExportsService({ analytics, batchRows: config.EXPORT_BATCH_ROWS }) };
 }

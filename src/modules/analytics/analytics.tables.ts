@@ -76,6 +76,9 @@ export const viewEvents = pgTable('view_events', {
   index('view_events_book_viewer_idx').on(t.bookId, t.viewerId, t.recordedAt),
   // Visits per tracked link (the tracked-links list) and the analytics' tracked_link_id filter.
   index('view_events_book_tracked_link_idx').on(t.bookId, t.trackedLinkId, t.recordedAt),
+  // The reader journey: one reader's visits across a workspace's books, or the visit of a session.
+  index('view_events_viewer_time_idx').on(t.viewerId, t.recordedAt),
+  index('view_events_workspace_session_idx').on(t.workspaceId, t.sessionId),
 ]);
 
 export const interactionEvents = pgTable('interaction_events', {
@@ -103,6 +106,10 @@ export const interactionEvents = pgTable('interaction_events', {
   uniqueIndex('interaction_events_session_sequence_key').on(t.bookId, t.sessionId, t.sequence),
   index('interaction_events_book_time_idx').on(t.bookId, t.occurredAt),
   index('interaction_events_book_viewer_idx').on(t.bookId, t.viewerId, t.occurredAt),
+  // The event_type filter of the analytics (clicks, downloads among millions of page segments).
+  index('interaction_events_book_type_time_idx').on(t.bookId, t.eventType, t.occurredAt),
+  // Page segments are what page-performance, reader-pages and book-flow aggregate: a covering partial index
+  // (interaction_events_segments_idx) is made in the custom migration (drizzle-kit cannot express INCLUDE).
 ]);
 
 export const auditEvents = pgTable('audit_events', {

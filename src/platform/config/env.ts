@@ -54,6 +54,8 @@ export const EnvSchema = Type.Object({
   CATALOG_FEED_TIMEOUT_MS: Type.Integer({ minimum: 1000, default: 60_000, description: 'Deadline of one feed request (connection to last byte).' }),
   CATALOG_RESYNC_INTERVAL_MINUTES: Type.Integer({ minimum: 0, default: 0, description: 'Re-import every catalog feed this often (minutes); 0 turns the scheduled re-sync off.' }),
   SHOPIFY_CLIENT_SECRET: Type.String({ default: '', description: 'Client secret of the Shopify app: connector requests carry X-Shopify-Hmac-Sha256, the HMAC-SHA256 of the raw body with it. Empty: the connector operations answer 403.' }),
+  ANALYTICS_STATEMENT_TIMEOUT_MS: Type.Integer({ minimum: 0, default: 15_000, description: 'Longest one analytics or export statement may run before it is stopped (503); 0 disables.' }),
+  EXPORT_BATCH_ROWS: Type.Integer({ minimum: 10, maximum: 100_000, default: 5000, description: 'Rows a CSV export reads from the database per batch.' }),
 });
 
 export type Env = Static<typeof EnvSchema>;

@@ -1,0 +1,89 @@
+/**
+ * What every analytics read shares: the filters of spec part 4 as SQL
+ * conditions, and a statement timeout so one heavy request cannot hold the
+ * database (each read runs in its own short transaction with
+ * `SET LOCAL statement_timeout`; a query stopped by it answers 503 asking
+ * for a narrower range instead of a 500).
+ */
+import { sql, type SQL } from 'drizzle-orm';
+import type { Db, DbOrTx } from '../../platform/db/database.ts';
+import { ERRORS } from '../../platform/errors.ts';
+import type { DateRange } from './date-range.ts';
+
+/** The filters of the analytics operations; each applies only where the operation lists it. */
+export interface AnalyticsFilter {
+  /** The book's internal id (resolved from its random_id within the caller's workspace). */
+  bookId: number;
+  range: DateRange;
+  viewerId?: number | undefined;
+  trackedLinkId?: number | undefined;
+  sessionId?: string | undefined;
+  pageNumber?: number | undefined;
+  eventType?: string | undefined;
+}
+
+/** `alias.column = value` for each filter given, and the date range on `timeColumn`. */
+export function filterConditions(alias: string, timeColumn: string, f: AnalyticsFilter, options: { session?: boolean; page?: boolean; eventType?: boolean } = {}): SQL {
+  const col = (name: string) => sql.raw(`${alias}.${name}`);
+  const parts: SQL[] = [sql`${col('book_id')} = ${f.bookId}`];
+  if (f.range.from) parts.push(sql`${col(timeColumn)} >= ${f.range.from.toISOString()}::timestamptz`);
+  if (f.range.to) parts.push(sql`${col(timeColumn)} < ${f.range.to.toISOString()}::timestamptz`);
+  if (f.viewerId !== undefined) parts.push(sql`${col('viewer_id')} = ${f.viewerId}`);
+  if (f.trackedLinkId !== undefined) parts.push(sql`${col('tracked_link_id')} = ${f.trackedLinkId}`);
+  if (options.session && f.sessionId !== undefined) parts.push(sql`${col('session_id')} = ${f.sessionId}`);
+  if (options.page && f.pageNumber !== undefined) parts.push(sql`${col('page_number')} = ${f.pageNumber}`);
+  if (options.eventType && f.eventType !== undefined) parts.push(sql`${col('event_type')} = ${f.eventType}`);
+  return sql.join(parts, sql` and `);
+}
+
+const QUERY_CANCELED = '57014';
+
+function isTimeout(error: unknown): boolean {
+  for (let e = error as { code?: string; cause?: unknown } | undefined, depth = 0; e && depth < 4; e = e.cause as typeof e, depth++) {
+    if (e.code === QUERY_CANCELED) return true;
+  }
+  return false;
+}
+
+export class AnalyticsReader {
+  readonly db: Db;
+  readonly timeoutMs: number;
+
+  constructor(deps: { db: Db; statementTimeoutMs: number }) {
+    this.db = deps.db;
+    this.timeoutMs = deps.statementTimeoutMs;
+  }
+
+  /** Runs reads in one transaction whose statements are stopped after the timeout (503 then). */
+  async read<T>(run: (tx: DbOrTx) => Promise<T>): Promise<T> {
+    try {
+      return await this.db.transaction(async (tx) => {
+        if (this.timeoutMs > 0) await tx.execute(sql.raw(`set local statement_timeout = ${Math.floor(this.timeoutMs)}`));
+        return run(tx);
+      });
+    } catch (error) {
+      if (isTimeout(error)) {
+        throw ERRORS.unavailable(`The analytics query took longer than ${this.timeoutMs / 1000} s and was stopped. Narrow the date range or add filters, then retry.`);
+      }
+      throw error;
+    }
+  }
+
+  /** Rows of a raw query, inside read(). */
+  async rows<T>(query: SQL): Promise<T[]> {
+    return this.read(async (tx) => rowsOf<T>(await tx.execute(query)));
+  }
+}
+
+export function rowsOf<T>(result: unknown): T[] {
+  return ((result as { rows?: unknown[] }).rows ?? (result as unknown[])) as T[];
+}
+
+/** A number from a driver value (node-postgres answers bigint and numeric as strings). */
+export const num = (value: unknown): number => (value === null || value === undefined ? 0 : Number(value));
+export const numOrNull = (value: unknown): number | null => (value === null || value === undefined ? null : Number(value));
+export const iso = (value: unknown): string => new Date(value as string | Date).toISOString();
+/** ms → seconds as a number with millisecond precision. */
+export const seconds = (ms: number): number => Math.round(ms) / 1000;
+/** engagement_score on the wire: a string with one decimal. */
+export const score = (value: unknown): string => (Math.round(num(value) * 10) / 10).toFixed(1);

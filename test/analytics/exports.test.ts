@@ -1,0 +1,189 @@
+/**
+ * The eight CSV exports over HTTP, parsed back with csv-parse: headers, BOM,
+ * CRLF, quoting, formula injection, non-ASCII names, the same numbers as the
+ * queries, plans and scopes, and a client disconnecting mid-export.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { parse } from 'csv-parse/sync';
+import { sql } from 'drizzle-orm';
+import { EXPORT_COLUMNS } from '../../src/modules/analytics/exports.service.ts';
+import { insertBook } from '../factories.ts';
+import { eventually, startService, type TestService } from '../helpers.ts';
+import { expectedPages, insertAudit, insertLead, insertLink, insertViewer, insertVisit, type SeededVisit } from './analytics-seed.ts';
+
+describe('CSV exports', () => {
+  let svc: TestService;
+  let ws: { id: number; key: string };
+  let other: { id: number; key: string };
+  let book: Awaited<ReturnType<typeof insertBook>>;
+  let otherBook: Awaited<ReturnType<typeof insertBook>>;
+  let alice: number;
+  let zoe: number;
+  let link: number;
+  const visits: SeededVisit[] = [];
+
+  before(async () => {
+    svc = await startService({ worker: false, env: { EXPORT_BATCH_ROWS: 10 } });
+    ws = await svc.workspace();
+    other = await svc.workspace();
+    book = await insertBook(svc, ws.id, { status: 'publish', pageCount: 5, name: 'Été catalogue' });
+    otherBook = await insertBook(svc, other.id, { status: 'publish', pageCount: 5 });
+    alice = await insertViewer(svc, ws.id, '=cmd@example.com');
+    zoe = await insertViewer(svc, ws.id, 'zoë@exämple.com', 'Zoë Ñandú');
+    link = await insertLink(svc, ws.id, book.id, '+Spring, "quoted" link', 'spring');
+    visits.push(await insertVisit(svc, book, { session: 'e1', viewerId: alice, linkId: link, at: new Date('2026-03-01T23:30:00Z'), pages: [[1, 4000], [2, 6000], [2, 1000]], clicks: 1, host: '-evil.example' }));
+    visits.push(await insertVisit(svc, book, { session: 'e2', viewerId: zoe, linkId: null, at: new Date('2026-03-02T10:00:00Z'), pages: [[1, 1000], [3, 5000]] }));
+    visits.push(await insertVisit(svc, book, { session: 'e3', viewerId: null, linkId: null, at: new Date('2026-03-04T10:00:00Z'), pages: [[1, 2500], [5, 700]] }));
+    // Enough segments for several batches of 10.
+    for (let i = 0; i < 4; i++) {
+      visits.push(await insertVisit(svc, book, { session: `bulk-${i}`, viewerId: zoe, linkId: null, at: new Date(Date.UTC(2026, 2, 5 + i, 8)), pages: [[1, 100 + i], [2, 200], [3, 300], [4, 400], [5, 500], [1, 50]] }));
+    }
+    await insertAudit(svc, book, { eventType: 'access_granted', viewerId: alice, email: '=cmd@example.com', at: new Date('2026-03-01T23:00:00Z') });
+    await insertAudit(svc, book, { eventType: 'access_rejected', viewerId: null, email: '@mallory.example', at: new Date('2026-03-03T08:00:00Z'), reason: 'not_on_list' });
+    await insertLead(svc, book, { name: '=HYPERLINK("http://evil.example","click")', email: 'lead@example.com', fields: { phone: '+33 1 23 45 67 89', company: 'Ça, Cie', message: 'Line one\r\nline "two"' }, at: new Date('2026-03-02T09:00:00Z') });
+    await insertLead(svc, book, { name: 'Zoë Ñandú', email: 'zoë@exämple.com', at: new Date('2026-03-06T09:00:00Z') });
+    await insertLead(svc, otherBook, { name: 'Not mine', email: 'other@example.com', at: new Date('2026-03-02T09:00:00Z') });
+  });
+  after(() => svc.stop());
+
+  async function download(path: string, query: Record<string, string | number | boolean> = {}, key = ws.key) {
+    const url = new URL(`${svc.url}/v1/exports/${path}`);
+    for (const [k, v] of Object.entries(query)) url.searchParams.set(k, String(v));
+    const response = await fetch(url, { headers: { authorization: `Bearer ${key}` } });
+    const bytes = Buffer.from(await response.arrayBuffer());
+    return { status: response.status, headers: response.headers, bytes, text: bytes.toString('utf8') };
+  }
+  const records = (text: string) => parse(text, { bom: true, columns: true }) as Record<string, string>[];
+
+  it('serves every export as an attachment with a BOM, CRLF line ends and its documented header', async () => {
+    const kinds: [string, keyof typeof EXPORT_COLUMNS, string][] = [
+      [`analytics/${book.randomId}`, 'analytics', 'analytics'],
+      [`books/${book.randomId}/access-audit`, 'audit', 'access-audit'],
+      [`books/${book.randomId}/audit-log`, 'audit', 'audit-log'],
+      [`books/${book.randomId}/interaction-events`, 'interactions', 'interaction-events'],
+      [`books/${book.randomId}/leads`, 'leads', 'leads'],
+      [`books/${book.randomId}/page-performance`, 'pages', 'page-performance'],
+      [`books/${book.randomId}/reader-pages`, 'readerPages', 'reader-pages'],
+      [`books/${book.randomId}/readers`, 'readers', 'readers'],
+    ];
+    for (const [path, columns, kind] of kinds) {
+      const res = await download(path);
+      assert.equal(res.status, 200, `${path}: ${res.text}`);
+      assert.equal(res.headers.get('content-type'), 'text/csv; charset=utf-8');
+      assert.equal(res.headers.get('content-disposition'), `attachment; filename="ete-catalogue-${book.randomId}-${kind}.csv"`);
+      assert.deepEqual([...res.bytes.subarray(0, 3)], [0xef, 0xbb, 0xbf], path);
+      const header = res.text.slice(1).split('\r\n')[0]!;
+      assert.equal(header, EXPORT_COLUMNS[columns].join(','), path);
+      assert.ok(!/[^\r]\n/.test(res.text), `${path}: a bare LF line end`);
+      const noBom = await download(path, { bom: false });
+      assert.equal(noBom.text, res.text.slice(1), path);
+    }
+  });
+
+  it('refuses without the Company plan (but leads are on every plan), without exports:read, and for another workspace\'s book', async () => {
+    const free = await svc.workspace({ plan: 'free' });
+    const freeBook = await insertBook(svc, free.id, { status: 'publish', pageCount: 3 });
+    for (const path of [`analytics/${freeBook.randomId}`, `books/${freeBook.randomId}/audit-log`, `books/${freeBook.randomId}/readers`]) {
+      const res = await download(path, {}, free.key);
+      assert.equal(res.status, 403, path);
+      assert.equal(JSON.parse(res.text).error.type, 'PlanRestrictionException');
+    }
+    assert.equal((await download(`books/${freeBook.randomId}/leads`, {}, free.key)).status, 200);
+    const narrow = await svc.key(ws.id, ['analytics:read']);
+    assert.equal((await download(`books/${book.randomId}/leads`, {}, narrow.key)).status, 403);
+    const foreign = await download(`books/${otherBook.randomId}/interaction-events`);
+    const missing = await download('books/nope/interaction-events');
+    assert.equal(foreign.status, 404);
+    assert.equal(foreign.text, missing.text);
+    assert.equal((await download(`books/${book.randomId}/interaction-events`, { date: 'yesterday' })).status, 422);
+  });
+
+  it('defuses formula injection in typed text and keeps non-ASCII text, quotes and line breaks intact', async () => {
+    const leads = records((await download(`books/${book.randomId}/leads`)).text);
+    assert.equal(leads.length, 2);
+    assert.equal(leads[0]!.name, `'=HYPERLINK("http://evil.example","click")`);
+    assert.equal(leads[0]!.phone, "'+33 1 23 45 67 89");
+    assert.equal(leads[0]!.company, 'Ça, Cie');
+    assert.equal(leads[0]!.message, 'Line one\r\nline "two"');
+    assert.equal(leads[0]!.submitted_at, '2026-03-02T09:00:00.000Z');
+    assert.equal(leads[1]!.name, 'Zoë Ñandú');
+    assert.equal(leads[1]!.email, 'zoë@exämple.com');
+
+    const events = records((await download(`books/${book.randomId}/interaction-events`, { session_id: 'e1' })).text);
+    assert.ok(events.every((e) => e.viewer_email === "'=cmd@example.com"));
+    assert.ok(events.every((e) => e.source_host === "'-evil.example"));
+    assert.ok(events.every((e) => e.tracked_link_name === `'+Spring, "quoted" link`));
+    const click = events.find((e) => e.event_type === 'link_clicked')!;
+    assert.deepEqual(JSON.parse(click.metadata!), [{ url: 'https://shop.example/=cmd' }]);
+    const audit = records((await download(`books/${book.randomId}/access-audit`)).text);
+    assert.deepEqual(audit.map((a) => [a.event_type, a.viewer_email]), [['access_granted', "'=cmd@example.com"], ['access_rejected', "'@mallory.example"]]);
+    const readers = records((await download(`books/${book.randomId}/readers`)).text);
+    assert.ok(readers.some((r) => r.viewer_email === 'zoë@exämple.com'));
+  });
+
+  it('streams every row across batches, agreeing with the queries and an independent sum', async () => {
+    const events = records((await download(`books/${book.randomId}/interaction-events`)).text);
+    const api = [];
+    let cursor: string | undefined;
+    do {
+      const page = await svc.request('GET', '/v1/analytics/interaction-events', { key: ws.key, query: { book_id: book.randomId, limit: 7, ...(cursor ? { cursor } : {}) } });
+      api.push(...page.body.data);
+      cursor = page.body.meta.next_cursor ?? undefined;
+    } while (cursor);
+    assert.ok(events.length > 30);
+    assert.deepEqual(events.map((e) => Number(e.id)), api.map((e) => e.id));
+
+    const total = visits.reduce((n, v) => n + v.pages.reduce((m, [, ms]) => m + ms, 0), 0);
+    const pages = records((await download(`books/${book.randomId}/page-performance`)).text);
+    assert.equal(pages.reduce((n, p) => n + Number(p.total_active_ms), 0), total);
+    assert.deepEqual(pages.map((p) => Number(p.median_active_ms_per_segment)), expectedPages(visits, 5).map((e) => Math.round(e.median)));
+    const perf = await svc.request('GET', '/v1/analytics/page-performance', { key: ws.key, query: { book_id: book.randomId } });
+    assert.deepEqual(pages.map((p) => Number(p.total_active_ms)), perf.body.data.map((p: any) => p.total_active_ms));
+
+    const identified = visits.filter((v) => v.viewerId !== null).reduce((n, v) => n + v.pages.reduce((m, [, ms]) => m + ms, 0), 0);
+    const readerPages = records((await download(`books/${book.randomId}/reader-pages`)).text);
+    assert.equal(readerPages.reduce((n, r) => n + Number(r.total_active_ms), 0), identified);
+    const readerPagesApi = await svc.request('GET', '/v1/analytics/reader-pages', { key: ws.key, query: { book_id: book.randomId } });
+    assert.deepEqual(readerPages.map((r) => [Number(r.viewer_id), Number(r.page_number), Number(r.total_active_ms)]), readerPagesApi.body.data.map((r: any) => [r.viewer_id, r.page_number, r.total_active_ms]));
+
+    const readers = records((await download(`books/${book.randomId}/readers`, { include_anonymous: true })).text);
+    assert.equal(readers.length, 3);
+    assert.equal(readers.reduce((n, r) => n + Number(r.visits), 0), visits.length);
+  });
+
+  it('applies the filters and reads days in tz (the daily summary groups by the tz day)', async () => {
+    const utc = records((await download(`analytics/${book.randomId}`, { date: '2026-03-01,2026-03-02' })).text);
+    assert.deepEqual(utc.map((d) => [d.date, d.visits]), [['2026-03-01', '1'], ['2026-03-02', '1']]);
+    const tokyo = records((await download(`analytics/${book.randomId}`, { date: '2026-03-01,2026-03-02', tz: 'Asia/Tokyo' })).text);
+    assert.deepEqual(tokyo.map((d) => [d.date, d.visits, d.readers]), [['2026-03-02', '2', '2']]);
+    const linked = records((await download(`books/${book.randomId}/interaction-events`, { tracked_link_id: link, event_type: 'page_segment_completed' })).text);
+    assert.deepEqual(linked.map((e) => e.active_ms), ['4000', '6000', '1000']);
+    const page = records((await download(`books/${book.randomId}/reader-pages`, { viewer_id: zoe, page_number: 3 })).text);
+    assert.deepEqual(page.map((r) => r.segments), ['5']);
+    const rejected = records((await download(`books/${book.randomId}/audit-log`, { event_type: 'access_rejected' })).text);
+    assert.deepEqual(rejected.map((r) => r.reason), ['not_on_list']);
+    const leadsInRange = records((await download(`books/${book.randomId}/leads`, { date: '2026-03-06' })).text);
+    assert.deepEqual(leadsInRange.map((l) => l.name), ['Zoë Ñandú']);
+  });
+
+  it('stops reading batches when the client disconnects mid-export', async () => {
+    await svc.runtime.database.db.execute(sql`
+      insert into interaction_events (workspace_id, book_id, session_id, sequence, event_type, page_number, active_ms, source_type, occurred_at)
+      select ${ws.id}, ${book.id}, 'many', g, 'page_segment_completed', 1 + g % 5, 1000, 'direct', timestamptz '2026-01-01' + (g || ' seconds')::interval
+      from generate_series(1, 20000) g`);
+    const exportsService = svc.runtime.services.exports;
+    const batchesBefore = exportsService.batchesRead;
+    const controller = new AbortController();
+    const response = await fetch(`${svc.url}/v1/exports/books/${book.randomId}/interaction-events`, { headers: { authorization: `Bearer ${ws.key}` }, signal: controller.signal });
+    assert.equal(response.status, 200);
+    const reader = response.body!.getReader();
+    await reader.read();
+    controller.abort();
+    await reader.cancel().catch(() => {});
+    await eventually(async () => exportsService.active === 0);
+    const batches = exportsService.batchesRead - batchesBefore;
+    // 20,000 rows in batches of 10 would be 2,000 batches; the walk stopped long before.
+    assert.ok(batches < 1000, `read ${batches} batches after the client left`);
+  });
+});

@@ -36,6 +36,7 @@ import { ReaderGate } from './modules/reader/reader.gate.ts';
 import { readerRoutes } from './modules/reader/reader.routes.ts';
 import { ReaderService } from './modules/reader/reader.service.ts';
 import type { Services } from './services.ts';
+import { contentRoutes } from './modules/content/content.routes.ts';
 
 export interface AppDependencies {
   config: Readonly<Config>;
@@ -102,6 +103,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
       await v1.register(accessRoutes, { access: services.accessLists });
       await v1.register(trackedLinksRoutes, { trackedLinks: services.trackedLinks });
       await v1.register(leadFormsRoutes, { leadForms: services.leadForms });
+      await v1.register(contentRoutes, { content: services.contentBooks, storage: deps.storage, konvaBodyLimitBytes: config.KONVA_BODY_LIMIT_BYTES });
       if (deps.extraRoutes) await v1.register(deps.extraRoutes);
     },
     { prefix: '/v1' },

@@ -8,6 +8,7 @@ import type { Storage } from './platform/storage/storage.ts';
 import { convertBookJob } from './modules/books/convert-book.job.ts';
 import { bookLifecycleJobs } from './modules/books/book-lifecycle.jobs.ts';
 import { bulkSettingsJob } from './modules/books/bulk-settings.job.ts';
+import { renderBookJob } from './modules/content/render-book.job.ts';
 
 export function createJobDefinitions(deps: { database: Database; storage: Storage; services: Services; config: Readonly<Config> }): JobDefinition[] {
   const { config } = deps;
@@ -22,5 +23,13 @@ export function createJobDefinitions(deps: { database: Database; storage: Storag
     }),
     ...bookLifecycleJobs(deps.services.books),
     bulkSettingsJob(deps.services.bulkSettings),
+    renderBookJob({
+      db: deps.database.db,
+      storage: deps.storage,
+      widths: config.pageWidths,
+      concurrency: config.CONVERSION_THREADS || undefined,
+      officeTimeoutMs: config.OFFICE_TIMEOUT_MS,
+      outbound: deps.services.outbound,
+    }),
   ] as JobDefinition[];
 }

@@ -18,6 +18,7 @@ import { ReaderEventsService } from './modules/analytics/reader-events.service.t
 import { Geolocator } from './modules/analytics/geography.ts';
 import { OutboundClient } from './platform/outbound/outbound-client.ts';
 import type { Logger } from 'pino';
+import { ContentBooksService } from './modules/content/content-books.service.ts';
 
 export interface Services {
   workspaces: WorkspacesService;
@@ -33,6 +34,8 @@ export interface Services {
   readerEvents: ReaderEventsService;
   /** The one client for every outbound request (webhooks, feeds, images): SSRF-safe. */
   outbound: OutboundClient;
+  /** Books made from content: templates, editor pages, catalog renders. */
+  contentBooks: ContentBooksService;
 }
 
 export function createServices(deps: { database: Database; storage: Storage; queue: JobQueue; config: Readonly<Config>; logger: Logger; secretKey: string }): Services {
@@ -57,5 +60,6 @@ export function createServices(deps: { database: Database; storage: Storage; que
     brand: new BrandService({ db: database.db, storage, publicBaseUrl: config.publicBaseUrl }),
     bulkSettings: new BulkSettingsService({ db: database.db, queue, accessLists: { replace: replaceAccessList, clear: clearAccessList } }),
     outbound: new OutboundClient({ allowedHosts: config.OUTBOUND_ALLOWED_HOSTS }),
+    contentBooks: new ContentBooksService({ db: database.db, storage, queue, books }),
   };
 }

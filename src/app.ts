@@ -28,6 +28,7 @@ import { assetsRoutes } from './platform/storage/assets.routes.ts';
 import { accessRoutes } from './modules/access/access.routes.ts';
 import { trackedLinksRoutes } from './modules/analytics/tracked-links.routes.ts';
 import { leadFormsRoutes } from './modules/analytics/lead-forms.routes.ts';
+import { catalogsRoutes } from './modules/catalogs/catalogs.routes.ts';
 import { readerEventsRoutes } from './modules/analytics/reader-events.routes.ts';
 import { AccessGateService } from './modules/access/access-gate.service.ts';
 import { gateRoutes } from './modules/access/gate.routes.ts';
@@ -104,6 +105,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
       await v1.register(trackedLinksRoutes, { trackedLinks: services.trackedLinks });
       await v1.register(leadFormsRoutes, { leadForms: services.leadForms });
       await v1.register(contentRoutes, { content: services.contentBooks, storage: deps.storage, konvaBodyLimitBytes: config.KONVA_BODY_LIMIT_BYTES });
+      await v1.register(catalogsRoutes, { catalogs: services.catalogs });
       if (deps.extraRoutes) await v1.register(deps.extraRoutes);
     },
     { prefix: '/v1' },

@@ -17,6 +17,7 @@ import { LeadFormsService } from './modules/analytics/lead-forms.service.ts';
 import { ReaderEventsService } from './modules/analytics/reader-events.service.ts';
 import { Geolocator } from './modules/analytics/geography.ts';
 import { OutboundClient } from './platform/outbound/outbound-client.ts';
+import { CatalogsService } from './modules/catalogs/catalogs.service.ts';
 import type { Logger } from 'pino';
 import { ContentBooksService } from './modules/content/content-books.service.ts';
 
@@ -34,6 +35,8 @@ export interface Services {
   readerEvents: ReaderEventsService;
   /** The one client for every outbound request (webhooks, feeds, images): SSRF-safe. */
   outbound: OutboundClient;
+  /** Product catalogs, items and sync jobs (read by the content area to render books). */
+  catalogs: CatalogsService;
   /** Books made from content: templates, editor pages, catalog renders. */
   contentBooks: ContentBooksService;
 }
@@ -41,6 +44,7 @@ export interface Services {
 export function createServices(deps: { database: Database; storage: Storage; queue: JobQueue; config: Readonly<Config>; logger: Logger; secretKey: string }): Services {
   const { database, storage, queue, config } = deps;
   const books = new BooksService({ db: database.db, storage, queue, config });
+  const outbound = new OutboundClient({ allowedHosts: config.OUTBOUND_ALLOWED_HOSTS });
   return {
     workspaces: new WorkspacesService(database),
     books,
@@ -59,7 +63,12 @@ export function createServices(deps: { database: Database; storage: Storage; que
     }),
     brand: new BrandService({ db: database.db, storage, publicBaseUrl: config.publicBaseUrl }),
     bulkSettings: new BulkSettingsService({ db: database.db, queue, accessLists: { replace: replaceAccessList, clear: clearAccessList } }),
-    outbound: new OutboundClient({ allowedHosts: config.OUTBOUND_ALLOWED_HOSTS }),
+    outbound,
+    catalogs: new CatalogsService({
+      db: database.db, queue, outbound,
+      feedLimits: { maxBytes: config.CATALOG_FEED_MAX_BYTES, maxItems: config.CATALOG_FEED_MAX_ITEMS, timeoutMs: config.CATALOG_FEED_TIMEOUT_MS },
+      resyncIntervalMinutes: config.CATALOG_RESYNC_INTERVAL_MINUTES,
+    }),
     contentBooks: new ContentBooksService({ db: database.db, storage, queue, books }),
   };
 }

@@ -50,6 +50,11 @@ export const EnvSchema = Type.Object({
   MAGIC_LINK_TTL_MINUTES: Type.Integer({ minimum: 1, maximum: 7 * 24 * 60, default: 30, description: 'How long a reader sign-in link stays valid (it works once).' }),
   OUTBOUND_ALLOWED_HOSTS: Type.String({ default: '', description: 'Comma-separated host names, addresses or CIDR ranges the service may call although they are private or loopback, over plain http too (webhook receivers, feeds and images on an internal network; local testing). Empty: only public https addresses.' }),
   READER_SESSION_HOURS: Type.Integer({ minimum: 1, maximum: 24 * 365, default: 24 * 30, description: 'How long a reader stays signed in to a book with an access list.' }),
+  CATALOG_FEED_MAX_BYTES: Type.Integer({ minimum: 1024, default: 64 * 1024 * 1024, description: 'Largest product feed fetched from a catalog source_url (all pages together).' }),
+  CATALOG_FEED_MAX_ITEMS: Type.Integer({ minimum: 1, default: 50_000, description: 'Most items one feed import keeps; the rest is reported in the sync job.' }),
+  CATALOG_FEED_TIMEOUT_MS: Type.Integer({ minimum: 1000, default: 60_000, description: 'Deadline of one feed request (connection to last byte).' }),
+  CATALOG_RESYNC_INTERVAL_MINUTES: Type.Integer({ minimum: 0, default: 0, description: 'Re-import every catalog feed this often (minutes); 0 turns the scheduled re-sync off.' }),
+  SHOPIFY_CLIENT_SECRET: Type.String({ default: '', description: 'Client secret of the Shopify app: connector requests carry X-Shopify-Hmac-Sha256, the HMAC-SHA256 of the raw body with it. Empty: the connector operations answer 403.' }),
 });
 
 export type Env = Static<typeof EnvSchema>;

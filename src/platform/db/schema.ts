@@ -8,4 +8,5 @@ export * from '../../modules/access/access.tables.ts';
 export * from '../../modules/analytics/analytics.tables.ts';
 export * from '../../modules/books/bulk-settings.tables.ts';
 export * from '../../modules/brand/brand.tables.ts';
+export * from '../../modules/catalogs/catalogs.tables.ts';
 export * from '../../modules/content/content.tables.ts';

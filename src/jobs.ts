@@ -9,6 +9,7 @@ import { convertBookJob } from './modules/books/convert-book.job.ts';
 import { bookLifecycleJobs } from './modules/books/book-lifecycle.jobs.ts';
 import { bulkSettingsJob } from './modules/books/bulk-settings.job.ts';
 import { renderBookJob } from './modules/content/render-book.job.ts';
+import { catalogItemsSource } from './modules/content/catalog-items-source.ts';
 import { catalogJobs } from './modules/catalogs/catalogs.jobs.ts';
 
 export function createJobDefinitions(deps: { database: Database; storage: Storage; services: Services; config: Readonly<Config> }): JobDefinition[] {
@@ -31,6 +32,7 @@ export function createJobDefinitions(deps: { database: Database; storage: Storag
       concurrency: config.CONVERSION_THREADS || undefined,
       officeTimeoutMs: config.OFFICE_TIMEOUT_MS,
       outbound: deps.services.outbound,
+      catalogItems: catalogItemsSource(deps.database.db),
     }),
     ...catalogJobs(deps.services.catalogs, { resyncIntervalMinutes: config.CATALOG_RESYNC_INTERVAL_MINUTES }),
   ] as JobDefinition[];

@@ -18,7 +18,7 @@ export async function colourImage(hue: number, format: 'jpeg' | 'png' = 'jpeg', 
   return format === 'png' ? image.png().toBuffer() : image.jpeg({ quality: 80 }).toBuffer();
 }
 
-/** Serves /img/{n}.jpg as a generated JPEG; /missing.jpg answers 404; /not-image.jpg answers HTML. */
+/** Serves /img/{n}.jpg as a generated JPEG, /product/{n} as a product page; /missing.jpg answers 404; /not-image.jpg answers HTML. */
 export async function startImageServer(): Promise<ImageServer> {
   const hits: string[] = [];
   const cache = new Map<string, Buffer>();
@@ -32,6 +32,8 @@ export async function startImageServer(): Promise<ImageServer> {
       res.end(body);
       return;
     }
+    const product = /^\/product\/(\d+)$/.exec(req.url ?? '');
+    if (product) { res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }); res.end(`<!doctype html><title>Product ${product[1]}</title><h1>Product ${product[1]}</h1>`); return; }
     if (req.url === '/not-image.jpg') { res.writeHead(200, { 'content-type': 'image/jpeg' }); res.end('<html>nope</html>'); return; }
     res.writeHead(404);
     res.end();

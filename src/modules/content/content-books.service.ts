@@ -21,7 +21,8 @@ import { newRandomId } from '../books/uploads.service.ts';
 import { bookSources } from './content.tables.ts';
 import { DEFAULT_TEMPLATE, findTemplate, templateFits, TEMPLATES, type Template } from './templates.ts';
 import type { Static } from 'typebox';
-import type { CreateFromTemplateBody, EditorSettings, KonvaBody } from './content.schemas.ts';
+import type { CreateFromTemplateBody, EditorSettings, KonvaBody, RenderCatalogBody } from './content.schemas.ts';
+import { availableItems, findWorkspaceCatalog, itemsByKeys } from '../catalogs/catalog-reads.ts';
 
 /** Largest decoded editor page: 100 megapixels (10,000 × 10,000, the canvas limit). */
 export const KONVA_MAX_PAGE_PIXELS = 100_000_000;
@@ -194,8 +195,46 @@ export class ContentBooksService {
     return { book_id: book.randomId, canvas: source.canvas };
   }
 
+  /**
+   * A book from a catalog: the items named (in that order), or every
+   * available item up to CATALOG_RENDER_MAX_ITEMS. Keys the catalog does not
+   * hold: 422 when none is known, otherwise left out with a warning on the
+   * batch. The items' values are read when the job renders, and live prices
+   * keep them current in the reader afterwards.
+   */
+  async renderCatalog(caller: Caller, catalogId: number, body: Static<typeof RenderCatalogBody>) {
+    const catalog = await findWorkspaceCatalog(this.db, caller.workspaceId, catalogId);
+    const template = this.resolveTemplate(body.template_id, 'products');
+    let keys: string[] | null = null;
+    const warnings: string[] = [];
+    if (body.items) {
+      const { items, missing } = await itemsByKeys(this.db, caller.workspaceId, catalogId, body.items);
+      if (items.length === 0) throw ERRORS.validation({ items: [`None of the ${missing.length} keys is an item of catalog ${catalogId}.`] });
+      if (missing.length) warnings.push(`${missing.length} item key(s) are not in the catalog and were left out: ${missing.slice(0, 20).join(', ')}${missing.length > 20 ? ', …' : ''}.`);
+      keys = items.map((i) => i.externalItemKey);
+    } else {
+      const available = await availableItems(this.db, caller.workspaceId, catalogId, { limit: 1 });
+      if (available.length === 0) throw ERRORS.validation({ items: ['The catalog has no available item to render; send `items` or add items first.'] });
+    }
+    const name = (body.title || catalog.name).slice(0, 255);
+    const { batchId } = await this.createWithBatch(caller, {
+      kind: 'catalog',
+      name,
+      status: body.status,
+      settings: settingsFrom(body.settings, name),
+      templateId: template.id,
+      catalogId,
+      input: { items: keys, title: body.title ?? null, cover: body.cover ?? {}, warnings },
+    });
+    return batchId;
+  }
+
   /** Batch, book, source and render job in one transaction; returns the book's random_id. */
   async create(caller: Caller, book: NewContentBook, tx?: DbOrTx): Promise<string> {
+    return (await this.createWithBatch(caller, book, tx)).randomId;
+  }
+
+  async createWithBatch(caller: Caller, book: NewContentBook, tx?: DbOrTx): Promise<{ randomId: string; batchId: string }> {
     const randomId = book.randomId ?? newRandomId();
     const batchId = `bat_${randomBytes(12).toString('base64url')}`;
     const now = new Date();
@@ -228,7 +267,7 @@ export class ContentBooksService {
     };
     if (tx) await run(tx);
     else await this.db.transaction(run);
-    return randomId;
+    return { randomId, batchId };
   }
 }
 

@@ -10,12 +10,14 @@ import type { Storage } from '../../platform/storage/storage.ts';
 import { Book, BookParams, UploadBatch, exampleBook } from '../books/books.schemas.ts';
 import type { ContentBooksService } from './content-books.service.ts';
 import { KONVA_MAX_PAGE_PIXELS, KONVA_OBJECTS_MAX_BYTES } from './content-books.service.ts';
-import { Canvas, CreateFromTemplateBody, KonvaBody, Template, TemplatesQuery } from './content.schemas.ts';
+import { Canvas, CatalogParams, CreateFromTemplateBody, KonvaBody, RenderCatalogBody, Template, TemplatesQuery } from './content.schemas.ts';
+import type { UploadsService } from '../books/uploads.service.ts';
+import { CATALOG_RENDER_MAX_ITEMS } from './catalog-items-source.ts';
 import { ensureTemplateThumbnails } from './template-thumbnails.ts';
 
 const BookRef = Type.Ref('Book');
 
-export const contentRoutes: FastifyPluginAsyncTypebox<{ content: ContentBooksService; storage: Storage; konvaBodyLimitBytes: number }> = async (app, { content, storage, konvaBodyLimitBytes }) => {
+export const contentRoutes: FastifyPluginAsyncTypebox<{ content: ContentBooksService; uploads: UploadsService; storage: Storage; konvaBodyLimitBytes: number }> = async (app, { content, uploads, storage, konvaBodyLimitBytes }) => {
   app.addSchema(Book);
   app.addSchema(UploadBatch);
   app.addSchema(Template);
@@ -87,4 +89,26 @@ export const contentRoutes: FastifyPluginAsyncTypebox<{ content: ContentBooksSer
     },
     config: { scope: 'books:read' },
   }, async (request) => ({ data: (await content.canvas(authOf(request), request.params.book)) as never }));
+
+  app.post('/catalogs/:catalog/render', {
+    schema: {
+      operationId: 'renderCatalog', tags: ['Catalogs'], summary: 'Render a catalog into a book',
+      description:
+        'Lays the catalog\'s items out with a template (`template_id`, default 1, a product grid) behind a cover (`cover`, default: the catalog name), as a PDF with real text, fonts and a link on each product to its `url`, then converts it like an upload. ' +
+        `\`items\` are external item keys in page order; absent: every available item (status active, not known to be unavailable), oldest first, up to ${CATALOG_RENDER_MAX_ITEMS}. ` +
+        'Keys the catalog does not hold are left out with a warning on the batch (422 when none is known). Product images are fetched server-side (public https only) and cached per catalog; one that fails is drawn as a placeholder with a warning. ' +
+        'Answers 202 with the upload batch (the same record as GET /batches/{batchId}); its book is there from the start with `external_catalog_id` and `page_images_status: processing`. ' +
+        'The reader keeps each product\'s price and stock current from the catalog without re-rendering. Another workspace\'s catalog answers 404.',
+      params: CatalogParams,
+      body: RenderCatalogBody,
+      response: { 202: Type.Object({ data: Type.Intersect([Type.Object({ batch_id: Type.String() }), Type.Ref('UploadBatch')]) }) },
+    },
+    config: { scope: ['catalogs:read', 'books:write'] },
+  }, async (request, reply) => {
+    const caller = authOf(request);
+    const batchId = await content.renderCatalog(caller, request.params.catalog, request.body ?? {});
+    const batch = await uploads.getBatch(caller, batchId);
+    reply.code(202).header('location', `/v1/batches/${batch.id}`);
+    return { data: { batch_id: batch.id, ...batch } };
+  });
 };

@@ -16,6 +16,9 @@ export interface StoredProductArea {
   y: number;
   width: number;
   height: number;
+  /** The price label and stock mark drawn at render time (live prices show only what changed). */
+  price: string | null;
+  outOfStock: boolean;
 }
 
 export const bookSources = pgTable('book_sources', {

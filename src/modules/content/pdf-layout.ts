@@ -32,6 +32,9 @@ export interface ProductArea {
   y: number;
   width: number;
   height: number;
+  /** What the page shows, for the reader to tell a change: the price label drawn, and whether "Out of stock" was drawn. */
+  price: string | null;
+  outOfStock: boolean;
 }
 
 /** An image ready to embed (JPEG or PNG bytes), or null when it could not be fetched (a placeholder is drawn). */
@@ -191,8 +194,11 @@ class Canvas {
     if (url) this.doc.link(x, y, width, height, url);
   }
 
-  area(key: string, x: number, y: number, width: number, height: number): void {
-    this.areas.push({ page: this.page, key, x: x / PAGE_WIDTH, y: y / PAGE_HEIGHT, width: width / PAGE_WIDTH, height: height / PAGE_HEIGHT });
+  area(product: RenderProduct, x: number, y: number, width: number, height: number): void {
+    this.areas.push({
+      page: this.page, key: product.key, x: x / PAGE_WIDTH, y: y / PAGE_HEIGHT, width: width / PAGE_WIDTH, height: height / PAGE_HEIGHT,
+      price: priceLabel(product), outOfStock: stockLabel(product) === 'Out of stock',
+    });
   }
 
   async finish(): Promise<RenderResult> {
@@ -252,9 +258,15 @@ function drawPrice(canvas: Canvas, product: RenderProduct, x: number, y: number,
   return size * 1.4;
 }
 
-function stockLabel(product: RenderProduct): string | null {
+/** The price a reader pays, as drawn: the sale price when there is one, else the price. */
+export function priceLabel(product: Pick<RenderProduct, 'price' | 'regularPrice' | 'salePrice' | 'currency'>): string | null {
+  return money(product.salePrice, product.currency) ?? money(product.price ?? product.regularPrice, product.currency);
+}
+
+export function stockLabel(product: Pick<RenderProduct, 'available' | 'stockStatus'>): string | null {
   if (product.available === false || product.stockStatus === 'outofstock' || product.stockStatus === 'out_of_stock') return 'Out of stock';
-  if (product.stockStatus === 'onbackorder') return 'On backorder';
+  if (product.stockStatus === 'onbackorder' || product.stockStatus === 'backorder') return 'On backorder';
+  if (product.stockStatus === 'preorder') return 'Pre-order';
   if (product.available === true || product.stockStatus === 'instock' || product.stockStatus === 'in_stock') return 'In stock';
   return null;
 }
@@ -287,7 +299,7 @@ function drawGridPages(canvas: Canvas, products: RenderProduct[], template: Temp
       const stock = stockLabel(product);
       if (stock && cursor < y + cellHeight - titleSize) canvas.text(stock, x, cursor, { size: titleSize - 1.5, color: stock === 'Out of stock' ? '#b3261e' : '#146c2e', width: cellWidth, maxLines: 1 });
       canvas.link(x, y, cellWidth, cellHeight, product.url);
-      canvas.area(product.key, x, y, cellWidth, cellHeight);
+      canvas.area(product, x, y, cellWidth, cellHeight);
     });
   }
 }
@@ -316,7 +328,7 @@ function drawDetailPages(canvas: Canvas, products: RenderProduct[], images: Imag
     }
     const areaTop = MARGIN;
     canvas.link(MARGIN, areaTop, width, imageHeight, product.url);
-    canvas.area(product.key, MARGIN, areaTop, width, PAGE_HEIGHT - 2 * MARGIN);
+    canvas.area(product, MARGIN, areaTop, width, PAGE_HEIGHT - 2 * MARGIN);
   }
 }
 

@@ -72,8 +72,9 @@ async function renderSource(deps: RenderBookDeps, book: BookRow, source: BookSou
 
   if (source.kind === 'catalog') {
     if (!deps.catalogItems || !source.catalogId) throw new RenderFailure('Catalog rendering is not available in this build.');
-    const input = source.input as { items: string[] | null; title: string | null; cover: { title?: string; description?: string; website?: string } };
+    const input = source.input as { items: string[] | null; title: string | null; cover: { title?: string; description?: string; website?: string }; warnings?: string[] };
     const { catalogName, items } = await deps.catalogItems.itemsForRender(book.workspaceId, source.catalogId, input.items);
+    images.warnings.push(...(input.warnings ?? []));
     if (items.length === 0) throw new RenderFailure('The catalog has no items to render (none of the keys given, or no available item).');
     await images.load(items.filter((i) => i.image).map((i) => ({ url: i.image!, label: `Item ${i.key}` })));
     const title = input.title || catalogName;

@@ -43,7 +43,7 @@ describe('editor books (POST /books/konva)', () => {
 
   it('makes a book whose pages are the PNG, JPEG and WebP page images; keeps the canvas for re-editing', async () => {
     // A photographic page (noise does not compress) makes the body larger than the default 1 MiB JSON limit.
-    const photo = await sharp({ create: { width: 700, height: 990, channels: 3, noise: { type: 'gaussian', mean: 128, sigma: 40 } } }).png().toBuffer();
+    const photo = await sharp({ create: { width: 700, height: 990, channels: 3, background: '#808080', noise: { type: 'gaussian', mean: 128, sigma: 40 } } }).png().toBuffer();
     const body = {
       title: 'Editor brochure',
       canvas: canvas(4),

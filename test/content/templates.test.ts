@@ -68,6 +68,11 @@ describe('templates and create-from-template', () => {
     const urls = pages.body.data.flatMap((p: { links: Array<{ url?: string }> }) => p.links.map((l) => l.url));
     assert.ok(urls.includes('https://blog.example/posts/2'), `title links: ${urls}`);
 
+    // The PDF's outline (one entry per post) becomes the reader's table of contents.
+    const html = await (await fetch(`${svc.url}/read/${book.random_id}`)).text();
+    const toc = /<nav class="toc"[^>]*>([\s\S]*?)<\/nav>/.exec(html)?.[1] ?? '';
+    for (let i = 0; i < 3; i++) assert.ok(toc.includes(`Field notes ${i + 1}: spring planting`), `outline entry ${i + 1}: ${toc.slice(0, 300)}`);
+
     const search = await fetch(`${svc.url}/read/${book.random_id}/search?q=marker1zebra`);
     assert.equal(search.status, 200);
     const found = await search.json() as { total: number; hits: Array<{ page: number }> };

@@ -35,7 +35,7 @@ const svc: TestService = await startService({ env: { OUTBOUND_ALLOWED_HOSTS: '12
 const images = await startImageServer();
 const log = (line: string) => process.stdout.write(`${line}\n`);
 
-async function follow(key: string, batchId: string, label: string): Promise<{ seconds: number; pages: number; batch: any }> {
+async function follow(key: string, batchId: string, label: string): Promise<{ seconds: number; pages: number; batch: { books: Array<{ random_id: string }> } }> {
   let last = '';
   const started = performance.now();
   for (;;) {

@@ -170,6 +170,12 @@ export async function renderBook(deps: RenderBookDeps, batchId: string, ctx: Job
     .where(eq(uploadBatches.id, batchId));
 
   const outcome = await convertBook(deps, batchId, ctx);
+  if (outcome.outcome === 'skipped') {
+    // Cancelled (or the book deleted) while rendering: drop what this run stored.
+    const [still] = await db.select({ id: books.id }).from(books).where(eq(books.id, book.id));
+    if (!still) await storage.deletePrefix(bookPrefix(book.randomId));
+    return outcome;
+  }
   if (source.kind === 'konva') {
     // Spec: a book built from page images offers no source PDF for download.
     await db.update(books).set({ pdfKey: null }).where(eq(books.id, book.id));

@@ -84,7 +84,7 @@ try {
   const render = await svc.request('POST', `/v1/catalogs/${catalogId}/render`, { key: ws.key, body: { status: 'publish' } });
   if (render.status !== 202) throw new Error(render.text);
   const catalog = await follow(ws.key, render.body.data.batch_id, 'catalog');
-  const catalogRef = await reference(ws.key, catalog.batch.books[0].random_id, 'catalog');
+  const catalogRef = await reference(ws.key, catalog.batch.books[0]!.random_id, 'catalog');
 
   log('20-post content book (template 5)');
   const posts = Array.from({ length: 20 }, (_, i) => ({

@@ -40,6 +40,8 @@ import { ReaderGate } from './modules/reader/reader.gate.ts';
 import { readerRoutes } from './modules/reader/reader.routes.ts';
 import { ReaderService } from './modules/reader/reader.service.ts';
 import type { Services } from './services.ts';
+import { contentRoutes } from './modules/content/content.routes.ts';
+import { LiveItemsService, liveItemsRoutes } from './modules/content/live-items.ts';
 
 export interface AppDependencies {
   config: Readonly<Config>;
@@ -106,6 +108,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
       await v1.register(accessRoutes, { access: services.accessLists });
       await v1.register(trackedLinksRoutes, { trackedLinks: services.trackedLinks });
       await v1.register(leadFormsRoutes, { leadForms: services.leadForms });
+      await v1.register(contentRoutes, { content: services.contentBooks, uploads: services.uploads, storage: deps.storage, konvaBodyLimitBytes: config.KONVA_BODY_LIMIT_BYTES });
       await v1.register(catalogsRoutes, { catalogs: services.catalogs });
       await v1.register(connectorRoutes, { connector: services.connector });
       await v1.register(analyticsRoutes, { analytics: services.analytics });
@@ -121,6 +124,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   const readerGate = new ReaderGate(readerService, new ListsReaderPolicy({ lists: services.accessLists, sessions: services.readerSessions }));
   const clientLimiter = new ClientRateLimiter(deps.rateLimitStore, deps.secretKey);
   await app.register(readerRoutes, { db: database.db, storage: deps.storage, config, gate: readerGate, limiter: clientLimiter });
+  await app.register(liveItemsRoutes, { service: new LiveItemsService({ db: database.db }), gate: readerGate, limiter: clientLimiter });
   await app.register(readerEventsRoutes, { db: database.db, gate: readerGate, events: services.readerEvents, limiter: clientLimiter, publicBaseUrl: config.publicBaseUrl });
   const accessGate = new AccessGateService({
     db: database.db, lists: services.accessLists, mailer: services.mailer, sessions: services.readerSessions, limiter: clientLimiter,

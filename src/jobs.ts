@@ -8,6 +8,8 @@ import type { Storage } from './platform/storage/storage.ts';
 import { convertBookJob } from './modules/books/convert-book.job.ts';
 import { bookLifecycleJobs } from './modules/books/book-lifecycle.jobs.ts';
 import { bulkSettingsJob } from './modules/books/bulk-settings.job.ts';
+import { renderBookJob } from './modules/content/render-book.job.ts';
+import { catalogItemsSource } from './modules/content/catalog-items-source.ts';
 import { catalogJobs } from './modules/catalogs/catalogs.jobs.ts';
 import { connectorJobs } from './modules/connector/connector.jobs.ts';
 
@@ -24,6 +26,15 @@ export function createJobDefinitions(deps: { database: Database; storage: Storag
     }),
     ...bookLifecycleJobs(deps.services.books),
     bulkSettingsJob(deps.services.bulkSettings),
+    renderBookJob({
+      db: deps.database.db,
+      storage: deps.storage,
+      widths: config.pageWidths,
+      concurrency: config.CONVERSION_THREADS || undefined,
+      officeTimeoutMs: config.OFFICE_TIMEOUT_MS,
+      outbound: deps.services.outbound,
+      catalogItems: catalogItemsSource(deps.database.db),
+    }),
     ...catalogJobs(deps.services.catalogs, { resyncIntervalMinutes: config.CATALOG_RESYNC_INTERVAL_MINUTES }),
     ...connectorJobs(deps.services.connector),
   ] as JobDefinition[];

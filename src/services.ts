@@ -22,6 +22,7 @@ import { ConnectorService } from './modules/connector/connector.service.ts';
 import { AnalyticsQueriesService } from './modules/analytics/analytics-queries.service.ts';
 import { ExportsService } from './modules/analytics/exports.service.ts';
 import type { Logger } from 'pino';
+import { ContentBooksService } from './modules/content/content-books.service.ts';
 
 export interface Services {
   workspaces: WorkspacesService;
@@ -43,6 +44,8 @@ export interface Services {
   connector: ConnectorService;
   analytics: AnalyticsQueriesService;
   exports: ExportsService;
+  /** Books made from content: templates, editor pages, catalog renders. */
+  contentBooks: ContentBooksService;
 }
 
 export function createServices(deps: { database: Database; storage: Storage; queue: JobQueue; config: Readonly<Config>; logger: Logger; secretKey: string }): Services {
@@ -77,6 +80,7 @@ export function createServices(deps: { database: Database; storage: Storage; que
     outbound,
     catalogs,
     connector: new ConnectorService({ db: database.db, queue, workspaces, catalogs, clientSecret: config.SHOPIFY_CLIENT_SECRET }),
+    contentBooks: new ContentBooksService({ db: database.db, storage, queue, books }),
   };
 }
 

@@ -137,6 +137,7 @@ export const UploadBatch = Type.Object(
     }),
     books: Type.Array(Type.Ref('Book'), { description: 'The book the upload produces, from the start; its page_images_status and page_count follow the conversion.' }),
     error: Nullable(Type.Object({ code: Type.String(), message: Type.String({ description: 'Written for the person who uploaded the file.' }) })),
+    warnings: Type.Array(Type.String(), { description: 'Problems that did not fail the batch, such as a product image that could not be fetched (a placeholder is drawn in its place).' }),
     original_filename: Nullable(Type.String()),
     source_format: Nullable(Type.String({ description: 'What the bytes are: pdf, docx, doc, odt, xlsx, xls, ods, pptx, ppt, odp, jpeg or png.' })),
     created_at: DateTime,

@@ -50,6 +50,8 @@ export const uploadBatches = pgTable('upload_batches', {
   originalFilename: text('original_filename'),
   sourceFormat: text('source_format'),
   sourceBytes: integer('source_bytes'),
+  /** Problems that did not fail the batch (a product image that could not be fetched, drawn as a placeholder). */
+  warnings: jsonb('warnings').$type<string[]>().notNull().default([]),
   createdAt: instant('created_at').notNull().defaultNow(),
   updatedAt: instant('updated_at').notNull().defaultNow(),
   finishedAt: instant('finished_at'),

@@ -143,6 +143,7 @@ export class UploadsService {
       },
       books: records.filter((b) => b.batch_id === batch.id),
       error: batch.error ? { code: batch.errorCode ?? 'conversion_failed', message: batch.error } : null,
+      warnings: batch.warnings,
       original_filename: batch.originalFilename,
       source_format: batch.sourceFormat,
       created_at: batch.createdAt.toISOString(),

@@ -278,6 +278,8 @@ export class ReaderService {
     };
     const lead = await loadReaderLeadForm(this.db, row.id);
     if (lead) data.lead = lead;
+    // Rendered from a catalog: the client asks for live prices and stock (content/live-items.ts).
+    if (row.externalCatalogId !== null) data.live = true;
     return { data, cover, coverImages, outline: row.outline ?? [], description, texts, pageCount: rows.length, brand: await brandLoad };
   }
 

@@ -44,6 +44,8 @@ export interface ReaderData {
   textUntil: number;
   /** The book's lead form, when it has one enabled. */
   lead?: ReaderLeadForm;
+  /** Rendered from a catalog: the reader overlays live prices and stock (client/live-prices.ts). */
+  live?: boolean;
 }
 
 /** A lead form as the reader shows it (lead-forms.service.ts). */

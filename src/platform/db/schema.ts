@@ -10,3 +10,4 @@ export * from '../../modules/books/bulk-settings.tables.ts';
 export * from '../../modules/brand/brand.tables.ts';
 export * from '../../modules/catalogs/catalogs.tables.ts';
 export * from '../../modules/connector/connector.tables.ts';
+export * from '../../modules/content/content.tables.ts';

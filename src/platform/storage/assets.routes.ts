@@ -9,8 +9,8 @@ import type { FastifyPluginAsync } from 'fastify';
 import { ERRORS } from '../errors.ts';
 import type { Storage } from './storage.ts';
 
-/** Page images, and brand logos (content-hashed keys, see brand.service.ts). */
-const PUBLIC_ASSET = /^(books\/[A-Za-z0-9_-]+\/[A-Za-z0-9_-]+\/p\d+-w\d+\.(webp|jpeg)|brands\/\d+\/logo-[0-9a-f]{32}\.webp)$/;
+/** Page images, brand logos (content-hashed keys, see brand.service.ts) and template thumbnails (versioned keys, template-thumbnails.ts). */
+const PUBLIC_ASSET = /^(books\/[A-Za-z0-9_-]+\/[A-Za-z0-9_-]+\/p\d+-w\d+\.(webp|jpeg)|brands\/\d+\/logo-[0-9a-f]{32}\.webp|templates\/v\d+\/\d+\/thumbnail-w\d+\.webp)$/;
 
 export const assetsRoutes: FastifyPluginAsync<{ storage: Storage }> = async (app, { storage }) => {
   app.get('/assets/*', {

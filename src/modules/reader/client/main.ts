@@ -15,6 +15,7 @@ import { ScrollView } from './scroll.ts';
 import { TurnSound } from './sound.ts';
 import { setupLeadForm } from './lead.ts';
 import { startTracking } from './tracking.ts';
+import { startLivePrices } from './live-prices.ts';
 
 const ANIMATIONS = ['flip', 'scroll_view', 'slide', 'fade', 'zoom', 'flick-through', 'cut'];
 
@@ -31,6 +32,7 @@ function start(): void {
   const forced = params.get('animation');
   const pages = new Pages(data);
   const tracker = startTracking(data);
+  const live = data.live ? startLivePrices(data) : null;
   const sound = new TurnSound(data.snd);
   const announcer = byId('announcer')!;
   const input = byId<HTMLInputElement>('page-input')!;
@@ -57,6 +59,7 @@ function start(): void {
     root.dataset.page = String(current);
     root.dataset.visible = visible.join(',');
     tracker.show(visible);
+    live?.show(visible);
     const atStart = !view?.neighbour(current, -1);
     const atEnd = !view?.neighbour(current, 1);
     prevButton.setAttribute('aria-disabled', String(atStart));

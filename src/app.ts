@@ -29,6 +29,7 @@ import { accessRoutes } from './modules/access/access.routes.ts';
 import { trackedLinksRoutes } from './modules/analytics/tracked-links.routes.ts';
 import { leadFormsRoutes } from './modules/analytics/lead-forms.routes.ts';
 import { readerEventsRoutes } from './modules/analytics/reader-events.routes.ts';
+import { webhooksRoutes } from './modules/webhooks/webhooks.routes.ts';
 import { AccessGateService } from './modules/access/access-gate.service.ts';
 import { gateRoutes } from './modules/access/gate.routes.ts';
 import { ListsReaderPolicy } from './modules/access/reader-policy.ts';
@@ -102,6 +103,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
       await v1.register(accessRoutes, { access: services.accessLists });
       await v1.register(trackedLinksRoutes, { trackedLinks: services.trackedLinks });
       await v1.register(leadFormsRoutes, { leadForms: services.leadForms });
+      await v1.register(webhooksRoutes, { webhooks: services.webhooks });
       if (deps.extraRoutes) await v1.register(deps.extraRoutes);
     },
     { prefix: '/v1' },

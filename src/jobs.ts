@@ -8,6 +8,7 @@ import type { Storage } from './platform/storage/storage.ts';
 import { convertBookJob } from './modules/books/convert-book.job.ts';
 import { bookLifecycleJobs } from './modules/books/book-lifecycle.jobs.ts';
 import { bulkSettingsJob } from './modules/books/bulk-settings.job.ts';
+import { webhookRetentionJob } from './modules/webhooks/webhooks.jobs.ts';
 
 export function createJobDefinitions(deps: { database: Database; storage: Storage; services: Services; config: Readonly<Config> }): JobDefinition[] {
   const { config } = deps;
@@ -22,5 +23,6 @@ export function createJobDefinitions(deps: { database: Database; storage: Storag
     }),
     ...bookLifecycleJobs(deps.services.books),
     bulkSettingsJob(deps.services.bulkSettings),
+    webhookRetentionJob(deps.services.webhooks, config.WEBHOOK_DELIVERY_RETENTION_DAYS),
   ] as JobDefinition[];
 }

@@ -18,6 +18,8 @@ import { ReaderEventsService } from './modules/analytics/reader-events.service.t
 import { Geolocator } from './modules/analytics/geography.ts';
 import { OutboundClient } from './platform/outbound/outbound-client.ts';
 import type { Logger } from 'pino';
+import { WebhooksService } from './modules/webhooks/webhooks.service.ts';
+import { SecretBox } from './modules/webhooks/secrets.ts';
 
 export interface Services {
   workspaces: WorkspacesService;
@@ -33,11 +35,16 @@ export interface Services {
   readerEvents: ReaderEventsService;
   /** The one client for every outbound request (webhooks, feeds, images): SSRF-safe. */
   outbound: OutboundClient;
+  /** Webhook subscriptions and deliveries; `webhookSecrets` seals their signing secrets under the service secret. */
+  webhooks: WebhooksService;
+  webhookSecrets: SecretBox;
 }
 
 export function createServices(deps: { database: Database; storage: Storage; queue: JobQueue; config: Readonly<Config>; logger: Logger; secretKey: string }): Services {
   const { database, storage, queue, config } = deps;
   const books = new BooksService({ db: database.db, storage, queue, config });
+  const outbound = new OutboundClient({ allowedHosts: config.OUTBOUND_ALLOWED_HOSTS });
+  const webhookSecrets = new SecretBox(deps.secretKey);
   return {
     workspaces: new WorkspacesService(database),
     books,
@@ -56,6 +63,8 @@ export function createServices(deps: { database: Database; storage: Storage; que
     }),
     brand: new BrandService({ db: database.db, storage, publicBaseUrl: config.publicBaseUrl }),
     bulkSettings: new BulkSettingsService({ db: database.db, queue, accessLists: { replace: replaceAccessList, clear: clearAccessList } }),
-    outbound: new OutboundClient({ allowedHosts: config.OUTBOUND_ALLOWED_HOSTS }),
+    outbound,
+    webhooks: new WebhooksService({ db: database.db, outbound, box: webhookSecrets }),
+    webhookSecrets,
   };
 }

@@ -48,6 +48,9 @@ export const EnvSchema = Type.Object({
   MAIL_FROM: Type.String({ default: 'Flipbook <no-reply@localhost>', description: 'Sender of outgoing mail.' }),
   MAGIC_LINK_TTL_MINUTES: Type.Integer({ minimum: 1, maximum: 7 * 24 * 60, default: 30, description: 'How long a reader sign-in link stays valid (it works once).' }),
   OUTBOUND_ALLOWED_HOSTS: Type.String({ default: '', description: 'Comma-separated host names, addresses or CIDR ranges the service may call although they are private or loopback, over plain http too (webhook receivers, feeds and images on an internal network; local testing). Empty: only public https addresses.' }),
+  WEBHOOK_DELIVERY_RETENTION_DAYS: Type.Integer({ minimum: 1, maximum: 3650, default: 30, description: 'How long finished webhook deliveries (and their attempts) stay in the delivery log.' }),
+  WEBHOOK_ENDPOINT_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 256, default: 10, description: 'Requests one worker process has in flight to one webhook subscription at most, so a slow receiver never holds back the others.' }),
+  WEBHOOK_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 4096, default: 256, description: 'Webhook requests one worker process has in flight at most, over all subscriptions.' }),
   READER_SESSION_HOURS: Type.Integer({ minimum: 1, maximum: 24 * 365, default: 24 * 30, description: 'How long a reader stays signed in to a book with an access list.' }),
 });
 

@@ -8,7 +8,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
-import pino from 'pino';
+import pino, { type Logger } from 'pino';
 import type { FastifyPluginAsync } from 'fastify';
 import { loadConfig, type Env } from '../src/platform/config/env.ts';
 import type { DatabaseTarget } from '../src/platform/db/database.ts';
@@ -81,7 +81,7 @@ export interface ServiceOptions {
   database?: DatabaseTarget;
   adminChannel?: boolean;
   /** A logger to capture the service's logs (default: silent). */
-  logger?: import('pino').Logger;
+  logger?: Logger;
 }
 
 export async function startService(options: ServiceOptions = {}): Promise<TestService> {

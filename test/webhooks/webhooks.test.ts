@@ -9,7 +9,7 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
-import { eq, sql } from 'drizzle-orm';
+import { eq } from 'drizzle-orm';
 import { webhookDeliveries, webhookSubscriptions } from '../../src/modules/webhooks/webhooks.tables.ts';
 import { RETRY_DELAYS_MS } from '../../src/modules/webhooks/schedule.ts';
 import { insertBook } from '../factories.ts';

@@ -252,7 +252,7 @@ export class WebhookDispatcher {
   }
 
   private async write(batch: Result[]): Promise<void> {
-    const json = JSON.stringify(batch.map((r) => ({ ...r, responseBody: r.responseBody?.replace(/\u0000/g, '') ?? null })));
+    const json = JSON.stringify(batch.map((r) => ({ ...r, responseBody: r.responseBody?.replaceAll(String.fromCharCode(0), '') ?? null })));
     const now = new Date(this.now());
     await this.db.transaction(async (tx) => {
       await tx.execute(sql`insert into webhook_delivery_attempts (delivery_id, attempt, outcome, response_status, response_body, error_message, duration_ms, attempted_at)

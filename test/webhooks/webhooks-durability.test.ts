@@ -12,8 +12,9 @@ import path from 'node:path';
 import { Writable } from 'node:stream';
 import { after, describe, it } from 'node:test';
 import { eq } from 'drizzle-orm';
+import pg from 'pg';
 import pino from 'pino';
-import { webhookDeliveries } from '../../src/modules/webhooks/webhooks.tables.ts';
+import { webhookDeliveries, webhookRelayPositions } from '../../src/modules/webhooks/webhooks.tables.ts';
 import type { DatabaseTarget } from '../../src/platform/db/database.ts';
 import { eventually, scratchPostgres, startService, usingPostgres, type TestService } from '../helpers.ts';
 import { startReceiver, verify } from './receiver.ts';
@@ -97,5 +98,43 @@ describe('webhook durability', () => {
       assert.ok(!log.includes(secret.slice(6)), 'a secret appears in the log');
       assert.ok(!log.includes(Buffer.from(secret.slice(6), 'base64').toString('hex')), 'a secret appears in the log (hex)');
     }
+  });
+
+  it('delivers an event whose transaction commits after a later one (an id gap), and lets rolled-back ids go', { skip: usingPostgres ? false : 'needs concurrent transactions: PostgreSQL only (DATABASE_URL)' }, async () => {
+    const receiver = await startReceiver();
+    cleanups.push(() => receiver.close());
+    const svc = await startService({ env: { OUTBOUND_ALLOWED_HOSTS: '127.0.0.1' } });
+    cleanups.push(() => svc.stop());
+    const ws = await svc.workspace();
+    const created = await svc.request('POST', '/v1/webhook-subscriptions', { key: ws.key, body: { name: 'Gaps', target_url: `${receiver.url}/gaps`, event_types: ['flipbook.updated'] } });
+    assert.equal(created.status, 201, created.text);
+    const url = (svc.runtime.database as { url?: string }).url!;
+    const slow = new pg.Client({ connectionString: url });
+    const other = new pg.Client({ connectionString: url });
+    await slow.connect();
+    await other.connect();
+    cleanups.push(async () => { await slow.end(); await other.end(); });
+    const insert = (client: pg.Client, eventId: string) =>
+      client.query(`insert into domain_events (event_id, workspace_id, type, payload) values ($1, $2, 'flipbook.updated', '{"book_id":"gap"}')`, [eventId, ws.id]);
+
+    await slow.query('begin');
+    await insert(slow, 'evt_gap_early');
+    await insert(other, 'evt_gap_late');
+    await eventually(async () => receiver.of('evt_gap_late').length > 0);
+    await slow.query('commit');
+    await eventually(async () => receiver.of('evt_gap_early').length > 0);
+
+    await slow.query('begin');
+    await insert(slow, 'evt_gap_rolled_back');
+    await slow.query('rollback');
+    await insert(other, 'evt_gap_after');
+    await eventually(async () => receiver.of('evt_gap_after').length > 0);
+    await eventually(async () => {
+      const [position] = await svc.runtime.database.db.select().from(webhookRelayPositions).where(eq(webhookRelayPositions.stream, 'domain'));
+      return position && position.gaps.length === 0;
+    });
+    assert.equal(receiver.of('evt_gap_rolled_back').length, 0);
+    assert.equal(receiver.of('evt_gap_early').length, 1);
+    assert.equal(receiver.of('evt_gap_late').length, 1);
   });
 });

@@ -5,6 +5,7 @@
  * PostgreSQL when DATABASE_URL is set, else embedded PGlite.
  */
 import { createInterface } from 'node:readline';
+import { webhookDeliveries } from '../src/modules/webhooks/webhooks.tables.ts';
 import { insertBook } from '../test/factories.ts';
 import { startService } from '../test/helpers.ts';
 
@@ -14,6 +15,20 @@ const svc = await startService({
 const ws = await svc.workspace();
 const book = await insertBook(svc, ws.id, { status: 'publish', pageCount: 40 });
 process.stdout.write(`${JSON.stringify({ url: svc.url, book: book.randomId, key: ws.key })}\n`);
-for await (const line of createInterface({ input: process.stdin })) if (line === 'stop') break;
+for await (const line of createInterface({ input: process.stdin })) {
+  if (line === 'stop') break;
+  // "backlog <subscription> <n>": n deliveries due now, written straight to the table (the dispatcher alone, no ingestion).
+  const [command, subscription, n] = line.split(' ');
+  if (command === 'backlog') {
+    const now = new Date();
+    for (let i = 0; i < Number(n); i += 1000) {
+      await svc.runtime.database.db.insert(webhookDeliveries).values(Array.from({ length: Math.min(1000, Number(n) - i) }, (_, j) => ({
+        workspaceId: ws.id, subscriptionId: Number(subscription), eventId: `evt_backlog_${i + j}`, eventType: 'page_segment_completed', status: 'pending', nextAttemptAt: now,
+        payload: JSON.stringify({ type: 'page_segment_completed', timestamp: now.toISOString(), data: { occurred_at: now.toISOString(), backlog: true } }),
+      })));
+    }
+    process.stdout.write('{"backlog":true}\n');
+  }
+}
 await svc.stop();
 process.exit(0);

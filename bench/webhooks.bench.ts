@@ -63,12 +63,14 @@ process.stdout.write(`service on ${url} (${process.env.DATABASE_URL ? 'PostgreSQ
   latencies.length = 0;
 }
 
+const subscriptionIds: Record<string, number> = {};
 for (const [name, receiver] of [['healthy', healthy], ['slow', slow], ['failing', failing]] as const) {
   const response = await fetch(`${url}/v1/webhook-subscriptions`, {
     method: 'POST', headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
     body: JSON.stringify({ name, target_url: `${receiver.url}/${name}`, event_types: ['page_segment_completed'] }),
   });
   if (response.status !== 201) throw new Error(`subscription ${name}: ${response.status} ${await response.text()}`);
+  subscriptionIds[name] = ((await response.json()) as { data: { id: number } }).data.id;
 }
 
 let sent = 0;
@@ -86,7 +88,8 @@ let batchIndex = 0;
 const inflight = new Set<Promise<void>>();
 while (Date.now() < end) {
   const due = Math.floor(((Date.now() - started) / 1000) * batchesPerSecond);
-  while (batchIndex < due) {
+  // At most 64 batches outstanding: past that the service is saturated, and the sender waits rather than piling up connections.
+  while (batchIndex < due && inflight.size < 64) {
     batchIndex++;
     const now = Date.now();
     const body = JSON.stringify({
@@ -125,6 +128,20 @@ process.stdout.write([
   `slow receiver (${slowMs} ms per answer): ${slow.received.length} requests; failing receiver: ${failing.received.length} attempts (first tries and 5-s retries)`,
   '',
 ].join('\n'));
+
+// Backlog: BACKLOG (10,000) deliveries due at once for the healthy subscription, written straight to the table: the dispatcher alone.
+const backlog = Number(process.env.BACKLOG ?? 10_000);
+if (backlog > 0) {
+  const before = healthy.received.length;
+  child.stdin!.write(`backlog ${subscriptionIds.healthy} ${backlog}\n`);
+  await lines.next();
+  const t0 = Date.now();
+  const deadline = t0 + 120_000;
+  while (healthy.received.length - before < backlog && Date.now() < deadline) await sleep(20);
+  const got = healthy.received.length - before;
+  const s2 = (Date.now() - t0) / 1000;
+  process.stdout.write(`backlog: ${got}/${backlog} deliveries to the healthy receiver in ${s2.toFixed(1)} s: ${Math.round(got / s2)} deliveries/s (the slow and failing subscriptions still busy beside it)\n\n`);
+}
 
 child.stdin!.write('stop\n');
 await new Promise((resolve) => child.once('exit', resolve));

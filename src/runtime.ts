@@ -97,8 +97,11 @@ export async function startRuntime(config: Readonly<Config>, options: RuntimeOpt
     await queue.start({ work: options.worker });
     cleanups.push(() => queue.stop(config.SHUTDOWN_TIMEOUT_MS));
     if (options.worker) {
+      // On PostgreSQL the webhook loop has its own few connections, so a burst of API requests never starves deliveries.
+      const webhookDatabase = database.kind === 'postgres' ? await openDatabase({ kind: 'postgres', url: database.url!, poolSize: 4 }) : database;
+      if (webhookDatabase !== database) cleanups.push(() => webhookDatabase.close());
       const webhookWorker = new WebhookWorker({
-        db: database.db, outbound: services.outbound, box: services.webhookSecrets, log: logger.child({ component: 'webhooks' }),
+        db: webhookDatabase.db, outbound: services.outbound, box: services.webhookSecrets, log: logger.child({ component: 'webhooks' }),
         perEndpoint: config.WEBHOOK_ENDPOINT_CONCURRENCY, total: config.WEBHOOK_CONCURRENCY,
       });
       webhookWorker.start();

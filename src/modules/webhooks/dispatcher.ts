@@ -6,7 +6,7 @@
  *   and leases them (locked_until): a worker that dies mid-send leaves its
  *   rows to be taken again when the lease runs out (at least once).
  * - At most WEBHOOK_ENDPOINT_CONCURRENCY requests per subscription are in
- *   flight (and as many waiting here), and at most WEBHOOK_CONCURRENCY in all:
+ *   flight (and three times as many claimed and waiting here), and at most WEBHOOK_CONCURRENCY in all:
  *   a slow or dead receiver fills only its own slots, never the others'.
  * - Results are written in batches (one transaction for many deliveries): the
  *   attempt rows, the delivery's new state, and the subscription's health.
@@ -131,7 +131,9 @@ export class WebhookDispatcher {
   async claim(): Promise<number> {
     const room = this.total - this.running - this.queued();
     if (room <= 0 || this.abort.signal.aborted) return 0;
-    const busy = [...new Set([...this.inflight.keys(), ...this.waiting.keys()])].filter((id) => this.load(id) >= this.perEndpoint);
+    // A subscription may have its in-flight requests and as many again x3 claimed and waiting here (well within the lease).
+    const queueBound = this.perEndpoint * 4;
+    const busy = [...new Set([...this.inflight.keys(), ...this.waiting.keys()])].filter((id) => this.load(id) >= queueBound);
     const now = new Date(this.now());
     const rows = rowsOf<Claimed>(await this.db.execute(sql`
       with due as (
@@ -145,7 +147,7 @@ export class WebhookDispatcher {
       )
       update webhook_deliveries d set locked_until = ${new Date(this.now() + LEASE_MS)}
       from ranked r, webhook_subscriptions s
-      where d.id = r.id and r.rank <= ${this.perEndpoint} and s.id = d.subscription_id and s.is_active and s.deleted_at is null
+      where d.id = r.id and r.rank <= ${queueBound} and s.id = d.subscription_id and s.is_active and s.deleted_at is null
       returning d.id, d.subscription_id, d.event_id, d.payload, d.attempts, d.schedule_step,
         s.target_url, s.secret_encrypted, s.previous_secret_encrypted, s.previous_secret_expires_at`));
     for (const row of rows) {

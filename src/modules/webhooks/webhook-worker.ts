@@ -21,6 +21,8 @@ export class WebhookWorker {
   private stopped = false;
   private loops: Promise<void>[] = [];
   private wakeDispatch: (() => void) | null = null;
+  /** A wake-up that came while the dispatcher was busy claiming: its next sleep is skipped. */
+  private wokenWhileBusy = false;
 
   constructor(deps: { db: Db; outbound: OutboundClient; box: SecretBox; log: Logger; perEndpoint: number; total: number }) {
     this.log = deps.log;
@@ -33,7 +35,8 @@ export class WebhookWorker {
   wake(): void {
     const wake = this.wakeDispatch;
     this.wakeDispatch = null;
-    wake?.();
+    if (wake) wake();
+    else this.wokenWhileBusy = true;
   }
 
   start(): void {
@@ -52,6 +55,10 @@ export class WebhookWorker {
       } catch (error) {
         if (this.stopped) break;
         this.log.error({ err: error, loop: name }, 'webhook loop step failed; retrying');
+      }
+      if (name === 'dispatch' && this.wokenWhileBusy) {
+        this.wokenWhileBusy = false;
+        continue;
       }
       if (!more && !this.stopped) {
         await new Promise<void>((resolve) => {

@@ -27,7 +27,7 @@ import { rowsOf } from './streams.ts';
 export const DELIVERY_TIMEOUT_MS = 15_000;
 export const RESPONSE_BODY_BYTES = 4096;
 const LEASE_MS = 120_000;
-const CLAIM_BATCH = 500;
+const CLAIM_BATCH = 200;
 const FLUSH_SIZE = 500;
 const FLUSH_DELAY_MS = 10;
 
@@ -135,21 +135,30 @@ export class WebhookDispatcher {
     const queueBound = this.perEndpoint * 4;
     const busy = [...new Set([...this.inflight.keys(), ...this.waiting.keys()])].filter((id) => this.load(id) >= queueBound);
     const now = new Date(this.now());
-    const rows = rowsOf<Claimed>(await this.db.execute(sql`
-      with due as (
-        select d.id, d.subscription_id, d.next_attempt_at from webhook_deliveries d
+    // Lock candidates (index on next_attempt_at; inactive subscriptions' rows are not touched), keep at most queueBound per
+    // subscription, lease those by primary key; one short transaction.
+    const rows = await this.db.transaction(async (tx) => {
+      const due = rowsOf<{ id: string | number; subscription_id: number }>(await tx.execute(sql`
+        select d.id, d.subscription_id from webhook_deliveries d
+        join webhook_subscriptions s on s.id = d.subscription_id and s.is_active and s.deleted_at is null
         where d.status = 'pending' and d.next_attempt_at <= ${now} and (d.locked_until is null or d.locked_until < ${now})
           and not (d.subscription_id = any(${`{${busy.join(',')}}`}::int[]))
         order by d.next_attempt_at limit ${Math.min(CLAIM_BATCH, room)}
-        for update of d skip locked
-      ), ranked as (
-        select id, row_number() over (partition by subscription_id order by next_attempt_at, id) as rank from due
-      )
-      update webhook_deliveries d set locked_until = ${new Date(this.now() + LEASE_MS)}
-      from ranked r, webhook_subscriptions s
-      where d.id = r.id and r.rank <= ${queueBound} and s.id = d.subscription_id and s.is_active and s.deleted_at is null
-      returning d.id, d.subscription_id, d.event_id, d.payload, d.attempts, d.schedule_step,
-        s.target_url, s.secret_encrypted, s.previous_secret_encrypted, s.previous_secret_expires_at`));
+        for update of d skip locked`));
+      const taken = new Map<number, number>();
+      const ids = due.filter((d) => {
+        const n = (taken.get(Number(d.subscription_id)) ?? 0) + this.load(Number(d.subscription_id));
+        taken.set(Number(d.subscription_id), (taken.get(Number(d.subscription_id)) ?? 0) + 1);
+        return n < queueBound;
+      }).map((d) => Number(d.id));
+      if (ids.length === 0) return [];
+      return rowsOf<Claimed>(await tx.execute(sql`
+        update webhook_deliveries d set locked_until = ${new Date(this.now() + LEASE_MS)}
+        from webhook_subscriptions s
+        where d.id = any(${`{${ids.join(',')}}`}::bigint[]) and s.id = d.subscription_id
+        returning d.id, d.subscription_id, d.event_id, d.payload, d.attempts, d.schedule_step,
+          s.target_url, s.secret_encrypted, s.previous_secret_encrypted, s.previous_secret_expires_at`));
+    });
     for (const row of rows) {
       const claimed = { ...row, id: Number(row.id), subscription_id: Number(row.subscription_id) };
       const list = this.waiting.get(claimed.subscription_id) ?? [];

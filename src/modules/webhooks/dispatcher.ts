@@ -131,9 +131,10 @@ export class WebhookDispatcher {
   async claim(): Promise<number> {
     const room = this.total - this.running - this.queued();
     if (room <= 0 || this.abort.signal.aborted) return 0;
-    // A subscription may have its in-flight requests and as many again x3 claimed and waiting here (well within the lease).
+    // A subscription is refilled once its load (in flight + claimed here) fell below its concurrency, up to four times
+    // that (well within the lease): claims come in batches, not one per finished request.
     const queueBound = this.perEndpoint * 4;
-    const busy = [...new Set([...this.inflight.keys(), ...this.waiting.keys()])].filter((id) => this.load(id) >= queueBound);
+    const busy = [...new Set([...this.inflight.keys(), ...this.waiting.keys()])].filter((id) => this.load(id) >= this.perEndpoint);
     const now = new Date(this.now());
     // Lock candidates (index on next_attempt_at; inactive subscriptions' rows are not touched), keep at most queueBound per
     // subscription, lease those by primary key; one short transaction.

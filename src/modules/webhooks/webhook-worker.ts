@@ -23,6 +23,7 @@ export class WebhookWorker {
   private wakeDispatch: (() => void) | null = null;
   /** A wake-up that came while the dispatcher was busy claiming: its next sleep is skipped. */
   private wokenWhileBusy = false;
+  private wakeTimer: NodeJS.Timeout | null = null;
 
   constructor(deps: { db: Db; outbound: OutboundClient; box: SecretBox; log: Logger; perEndpoint: number; total: number }) {
     this.log = deps.log;
@@ -33,6 +34,15 @@ export class WebhookWorker {
 
   /** Wakes the dispatcher now (new deliveries, a freed slot, a redelivery). */
   wake(): void {
+    // Coalesced: many requests finishing together make one claim.
+    if (this.wakeTimer) return;
+    this.wakeTimer = setTimeout(() => {
+      this.wakeTimer = null;
+      this.wakeNow();
+    }, 5);
+  }
+
+  private wakeNow(): void {
     const wake = this.wakeDispatch;
     this.wakeDispatch = null;
     if (wake) wake();
@@ -71,7 +81,8 @@ export class WebhookWorker {
 
   async stop(timeoutMs: number): Promise<void> {
     this.stopped = true;
-    this.wake();
+    if (this.wakeTimer) clearTimeout(this.wakeTimer);
+    this.wakeNow();
     await Promise.allSettled(this.loops);
     await this.dispatcher.stop(timeoutMs);
   }

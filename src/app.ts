@@ -33,6 +33,7 @@ import { connectorRoutes } from './modules/connector/connector.routes.ts';
 import { readerEventsRoutes } from './modules/analytics/reader-events.routes.ts';
 import { analyticsRoutes } from './modules/analytics/analytics.routes.ts';
 import { exportsRoutes } from './modules/analytics/exports.routes.ts';
+import { webhooksRoutes } from './modules/webhooks/webhooks.routes.ts';
 import { AccessGateService } from './modules/access/access-gate.service.ts';
 import { gateRoutes } from './modules/access/gate.routes.ts';
 import { ListsReaderPolicy } from './modules/access/reader-policy.ts';
@@ -113,6 +114,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
       await v1.register(connectorRoutes, { connector: services.connector });
       await v1.register(analyticsRoutes, { analytics: services.analytics });
       await v1.register(exportsRoutes, { exports: services.exports });
+      await v1.register(webhooksRoutes, { webhooks: services.webhooks });
       if (deps.extraRoutes) await v1.register(deps.extraRoutes);
     },
     { prefix: '/v1' },

@@ -12,6 +12,7 @@ import { renderBookJob } from './modules/content/render-book.job.ts';
 import { catalogItemsSource } from './modules/content/catalog-items-source.ts';
 import { catalogJobs } from './modules/catalogs/catalogs.jobs.ts';
 import { connectorJobs } from './modules/connector/connector.jobs.ts';
+import { webhookRetentionJob } from './modules/webhooks/webhooks.jobs.ts';
 
 export function createJobDefinitions(deps: { database: Database; storage: Storage; services: Services; config: Readonly<Config> }): JobDefinition[] {
   const { config } = deps;
@@ -37,5 +38,6 @@ export function createJobDefinitions(deps: { database: Database; storage: Storag
     }),
     ...catalogJobs(deps.services.catalogs, { resyncIntervalMinutes: config.CATALOG_RESYNC_INTERVAL_MINUTES }),
     ...connectorJobs(deps.services.connector),
+    webhookRetentionJob(deps.services.webhooks, config.WEBHOOK_DELIVERY_RETENTION_DAYS),
   ] as JobDefinition[];
 }

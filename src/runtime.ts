@@ -19,6 +19,7 @@ import { createStorage } from './platform/storage/index.ts';
 import type { Storage } from './platform/storage/storage.ts';
 import { loadSecretKey } from './platform/config/secret.ts';
 import { createServices, type Services } from './services.ts';
+import { WebhookWorker } from './modules/webhooks/webhook-worker.ts';
 
 export interface RuntimeOptions {
   api: boolean;
@@ -95,6 +96,18 @@ export async function startRuntime(config: Readonly<Config>, options: RuntimeOpt
     queue.register(createJobDefinitions({ database, storage, services, config }));
     await queue.start({ work: options.worker });
     cleanups.push(() => queue.stop(config.SHUTDOWN_TIMEOUT_MS));
+    if (options.worker) {
+      // On PostgreSQL the webhook loop has its own few connections, so a burst of API requests never starves deliveries.
+      const webhookDatabase = database.kind === 'postgres' ? await openDatabase({ kind: 'postgres', url: database.url!, poolSize: 4 }) : database;
+      if (webhookDatabase !== database) cleanups.push(() => webhookDatabase.close());
+      const webhookWorker = new WebhookWorker({
+        db: webhookDatabase.db, outbound: services.outbound, box: services.webhookSecrets, log: logger.child({ component: 'webhooks' }),
+        perEndpoint: config.WEBHOOK_ENDPOINT_CONCURRENCY, total: config.WEBHOOK_CONCURRENCY,
+      });
+      webhookWorker.start();
+      services.webhooks.wake = () => webhookWorker.wake();
+      cleanups.push(() => webhookWorker.stop(config.SHUTDOWN_TIMEOUT_MS));
+    }
 
     let app: FastifyInstance | null = null;
     let url: string | null = null;

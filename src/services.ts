@@ -23,6 +23,8 @@ import { AnalyticsQueriesService } from './modules/analytics/analytics-queries.s
 import { ExportsService } from './modules/analytics/exports.service.ts';
 import type { Logger } from 'pino';
 import { ContentBooksService } from './modules/content/content-books.service.ts';
+import { WebhooksService } from './modules/webhooks/webhooks.service.ts';
+import { SecretBox } from './modules/webhooks/secrets.ts';
 
 export interface Services {
   workspaces: WorkspacesService;
@@ -46,6 +48,9 @@ export interface Services {
   exports: ExportsService;
   /** Books made from content: templates, editor pages, catalog renders. */
   contentBooks: ContentBooksService;
+  /** Webhook subscriptions and deliveries; `webhookSecrets` seals their signing secrets under the service secret. */
+  webhooks: WebhooksService;
+  webhookSecrets: SecretBox;
 }
 
 export function createServices(deps: { database: Database; storage: Storage; queue: JobQueue; config: Readonly<Config>; logger: Logger; secretKey: string }): Services {
@@ -58,6 +63,7 @@ export function createServices(deps: { database: Database; storage: Storage; que
     feedLimits: { maxBytes: config.CATALOG_FEED_MAX_BYTES, maxItems: config.CATALOG_FEED_MAX_ITEMS, timeoutMs: config.CATALOG_FEED_TIMEOUT_MS },
     resyncIntervalMinutes: config.CATALOG_RESYNC_INTERVAL_MINUTES,
   });
+  const webhookSecrets = new SecretBox(deps.secretKey);
   return {
     workspaces,
     books,
@@ -81,6 +87,8 @@ export function createServices(deps: { database: Database; storage: Storage; que
     catalogs,
     connector: new ConnectorService({ db: database.db, queue, workspaces, catalogs, clientSecret: config.SHOPIFY_CLIENT_SECRET }),
     contentBooks: new ContentBooksService({ db: database.db, storage, queue, books }),
+    webhooks: new WebhooksService({ db: database.db, outbound, box: webhookSecrets }),
+    webhookSecrets,
   };
 }
 

@@ -8,7 +8,7 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
-import pino from 'pino';
+import pino, { type Logger } from 'pino';
 import type { FastifyPluginAsync } from 'fastify';
 import { loadConfig, type Env } from '../src/platform/config/env.ts';
 import type { DatabaseTarget } from '../src/platform/db/database.ts';
@@ -80,6 +80,8 @@ export interface ServiceOptions {
   dataDir?: string;
   database?: DatabaseTarget;
   adminChannel?: boolean;
+  /** A logger to capture the service's logs (default: silent). */
+  logger?: Logger;
 }
 
 export async function startService(options: ServiceOptions = {}): Promise<TestService> {
@@ -110,7 +112,7 @@ export async function startService(options: ServiceOptions = {}): Promise<TestSe
     api: true,
     worker: options.worker ?? true,
     database,
-    logger: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }),
+    logger: options.logger ?? pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }),
     adminChannel: options.adminChannel ?? false,
     extraRoutes: options.extraRoutes,
   });

@@ -11,3 +11,4 @@ export * from '../../modules/brand/brand.tables.ts';
 export * from '../../modules/catalogs/catalogs.tables.ts';
 export * from '../../modules/connector/connector.tables.ts';
 export * from '../../modules/content/content.tables.ts';
+export * from '../../modules/webhooks/webhooks.tables.ts';

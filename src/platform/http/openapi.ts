@@ -10,6 +10,7 @@ import type { FastifyInstance, RouteOptions } from 'fastify';
 import { FEATURES, minimumPlanFor } from '../auth/plans.ts';
 import { ERROR_TYPES } from '../errors.ts';
 import { ErrorEnvelope } from './schemas.ts';
+import { openApiWebhooks } from '../../modules/webhooks/webhooks.openapi.ts';
 
 export const API_VERSION = '1.0.0';
 
@@ -93,7 +94,8 @@ export async function registerOpenApi(app: FastifyInstance, options: { publicBas
         },
       },
       security: [{ bearerAuth: [] }, { apiKeyQuery: [] }],
-    },
+      webhooks: openApiWebhooks(),
+    } as never,
     // Multipart bodies are streamed by their handlers, so they are shown here rather than validated by Fastify.
     transform({ schema, url, route }) {
       const multipartBody = (route.config as { multipartBody?: unknown } | undefined)?.multipartBody;

@@ -1,0 +1,328 @@
+/**
+ * The dispatcher: sends due deliveries and records every attempt.
+ *
+ * - Claims due rows (status pending, next_attempt_at passed, no live lease)
+ *   with FOR UPDATE SKIP LOCKED, so several worker processes share the work,
+ *   and leases them (locked_until): a worker that dies mid-send leaves its
+ *   rows to be taken again when the lease runs out (at least once).
+ * - At most WEBHOOK_ENDPOINT_CONCURRENCY requests per subscription are in
+ *   flight (and three times as many claimed and waiting here), and at most WEBHOOK_CONCURRENCY in all:
+ *   a slow or dead receiver fills only its own slots, never the others'.
+ * - Results are written in batches (one transaction for many deliveries): the
+ *   attempt rows, the delivery's new state, and the subscription's health.
+ *   A success is final, so a retry never sends it again.
+ * - Standard Webhooks signatures: webhook-id (the event id), webhook-timestamp,
+ *   webhook-signature (`v1,<base64 HMAC-SHA256 of id.timestamp.body>`; two
+ *   signatures for 24 hours after a rotation, the new and the old secret).
+ */
+import { sql } from 'drizzle-orm';
+import type { Logger } from 'pino';
+import { Webhook } from 'standardwebhooks';
+import type { Db } from '../../platform/db/database.ts';
+import { OutboundRequestError, type OutboundClient } from '../../platform/outbound/outbound-client.ts';
+import { FAILING_DEACTIVATION_MS, parseRetryAfter, retryDelay } from './schedule.ts';
+import type { SecretBox } from './secrets.ts';
+import { rowsOf } from './streams.ts';
+
+export const DELIVERY_TIMEOUT_MS = 15_000;
+export const RESPONSE_BODY_BYTES = 4096;
+const LEASE_MS = 120_000;
+const CLAIM_BATCH = 200;
+const FLUSH_SIZE = 500;
+const FLUSH_DELAY_MS = 10;
+
+interface Claimed {
+  id: number;
+  subscription_id: number;
+  event_id: string;
+  payload: string;
+  attempts: number;
+  schedule_step: number;
+  target_url: string;
+  secret_encrypted: string;
+  previous_secret_encrypted: string | null;
+  previous_secret_expires_at: Date | string | null;
+}
+
+interface Result {
+  id: number;
+  subscriptionId: number;
+  outcome: 'succeeded' | 'failed';
+  status: 'pending' | 'succeeded' | 'failed';
+  step: number;
+  next: string | null;
+  responseStatus: number | null;
+  responseBody: string | null;
+  error: string | null;
+  at: string;
+  durationMs: number;
+  gone: boolean;
+}
+
+export interface SendOutcome {
+  ok: boolean;
+  status: number | null;
+  body: string | null;
+  error: string | null;
+  retryAfterMs: number | null;
+}
+
+/** One HTTP attempt: 2xx is success; a 3xx is a failure (redirects are not followed); no answer within 15 s is a failure. */
+export async function sendOnce(outbound: OutboundClient, url: string, body: string, headers: Record<string, string>, signal?: AbortSignal): Promise<SendOutcome> {
+  try {
+    const response = await outbound.request(url, {
+      method: 'POST', body, headers: { 'content-type': 'application/json', ...headers },
+      timeoutMs: DELIVERY_TIMEOUT_MS, maxResponseBytes: RESPONSE_BODY_BYTES, onTooLarge: 'truncate', signal,
+    });
+    const text = response.body.toString('utf8');
+    const ok = response.status >= 200 && response.status < 300;
+    const retryAfterMs = response.status === 429 || response.status === 503 ? parseRetryAfter(response.headers['retry-after'], Date.now()) : null;
+    const error = ok ? null : response.status >= 300 && response.status < 400 ? `The endpoint answered ${response.status} (redirects are not followed).` : `The endpoint answered ${response.status}.`;
+    return { ok, status: response.status, body: text, error, retryAfterMs };
+  } catch (error) {
+    const message = error instanceof OutboundRequestError ? error.message : 'The request failed.';
+    return { ok: false, status: null, body: null, error: message, retryAfterMs: null };
+  }
+}
+
+export class WebhookDispatcher {
+  private readonly db: Db;
+  private readonly outbound: OutboundClient;
+  private readonly box: SecretBox;
+  private readonly log: Logger;
+  private readonly perEndpoint: number;
+  private readonly total: number;
+  private readonly now: () => number;
+  private readonly signers = new Map<string, Webhook>();
+  /** Per subscription: requests in flight and claimed rows waiting for a slot. */
+  private readonly inflight = new Map<number, number>();
+  private readonly waiting = new Map<number, Claimed[]>();
+  private running = 0;
+  private results: Result[] = [];
+  private flushTimer: NodeJS.Timeout | null = null;
+  private flushing: Promise<void> = Promise.resolve();
+  private readonly abort = new AbortController();
+  private readonly sends = new Set<Promise<void>>();
+  private readonly released: number[] = [];
+  /** Called when a slot frees up, so the loop can claim more. */
+  onCapacity: () => void = () => undefined;
+
+  constructor(deps: { db: Db; outbound: OutboundClient; box: SecretBox; log: Logger; perEndpoint: number; total: number; now?: () => number }) {
+    this.db = deps.db;
+    this.outbound = deps.outbound;
+    this.box = deps.box;
+    this.log = deps.log;
+    this.perEndpoint = deps.perEndpoint;
+    this.total = deps.total;
+    this.now = deps.now ?? Date.now;
+  }
+
+  private load(subscriptionId: number): number {
+    return (this.inflight.get(subscriptionId) ?? 0) + (this.waiting.get(subscriptionId)?.length ?? 0);
+  }
+
+  private queued(): number {
+    let n = 0;
+    for (const list of this.waiting.values()) n += list.length;
+    return n;
+  }
+
+  /** Claims due deliveries and starts sending them; answers how many it claimed. */
+  async claim(): Promise<number> {
+    const room = this.total - this.running - this.queued();
+    if (room <= 0 || this.abort.signal.aborted) return 0;
+    // A subscription is refilled once its load (in flight + claimed here) fell below its concurrency, up to four times
+    // that (well within the lease): claims come in batches, not one per finished request.
+    const queueBound = this.perEndpoint * 4;
+    const busy = [...new Set([...this.inflight.keys(), ...this.waiting.keys()])].filter((id) => this.load(id) >= this.perEndpoint);
+    const now = new Date(this.now());
+    // Lock candidates (index on next_attempt_at; inactive subscriptions' rows are not touched), keep at most queueBound per
+    // subscription, lease those by primary key; one short transaction.
+    const rows = await this.db.transaction(async (tx) => {
+      const due = rowsOf<{ id: string | number; subscription_id: number }>(await tx.execute(sql`
+        select d.id, d.subscription_id from webhook_deliveries d
+        join webhook_subscriptions s on s.id = d.subscription_id and s.is_active and s.deleted_at is null
+        where d.status = 'pending' and d.next_attempt_at <= ${now} and (d.locked_until is null or d.locked_until < ${now})
+          and not (d.subscription_id = any(${`{${busy.join(',')}}`}::int[]))
+        order by d.next_attempt_at limit ${Math.min(CLAIM_BATCH, room)}
+        for update of d skip locked`));
+      const taken = new Map<number, number>();
+      const ids = due.filter((d) => {
+        const n = (taken.get(Number(d.subscription_id)) ?? 0) + this.load(Number(d.subscription_id));
+        taken.set(Number(d.subscription_id), (taken.get(Number(d.subscription_id)) ?? 0) + 1);
+        return n < queueBound;
+      }).map((d) => Number(d.id));
+      if (ids.length === 0) return [];
+      return rowsOf<Claimed>(await tx.execute(sql`
+        update webhook_deliveries d set locked_until = ${new Date(this.now() + LEASE_MS)}
+        from webhook_subscriptions s
+        where d.id = any(${`{${ids.join(',')}}`}::bigint[]) and s.id = d.subscription_id
+        returning d.id, d.subscription_id, d.event_id, d.payload, d.attempts, d.schedule_step,
+          s.target_url, s.secret_encrypted, s.previous_secret_encrypted, s.previous_secret_expires_at`));
+    });
+    for (const row of rows) {
+      const claimed = { ...row, id: Number(row.id), subscription_id: Number(row.subscription_id) };
+      const list = this.waiting.get(claimed.subscription_id) ?? [];
+      list.push(claimed);
+      this.waiting.set(claimed.subscription_id, list);
+    }
+    this.pump();
+    return rows.length;
+  }
+
+  /** Starts waiting deliveries while their subscription has a free slot. */
+  private pump(): void {
+    for (const [subscriptionId, list] of this.waiting) {
+      while (list.length > 0 && (this.inflight.get(subscriptionId) ?? 0) < this.perEndpoint && !this.abort.signal.aborted) {
+        const delivery = list.shift()!;
+        this.inflight.set(subscriptionId, (this.inflight.get(subscriptionId) ?? 0) + 1);
+        this.running++;
+        const send = this.send(delivery).finally(() => {
+          this.sends.delete(send);
+          this.running--;
+          const left = (this.inflight.get(subscriptionId) ?? 1) - 1;
+          if (left > 0) this.inflight.set(subscriptionId, left);
+          else this.inflight.delete(subscriptionId);
+          this.pump();
+          this.onCapacity();
+        });
+        this.sends.add(send);
+      }
+      if (list.length === 0) this.waiting.delete(subscriptionId);
+    }
+  }
+
+  private signer(sealed: string): Webhook {
+    let signer = this.signers.get(sealed);
+    if (!signer) {
+      signer = new Webhook(this.box.open(sealed));
+      if (this.signers.size > 10_000) this.signers.clear();
+      this.signers.set(sealed, signer);
+    }
+    return signer;
+  }
+
+  /** The Standard Webhooks headers for one attempt. */
+  signatureHeaders(delivery: Pick<Claimed, 'event_id' | 'payload' | 'secret_encrypted' | 'previous_secret_encrypted' | 'previous_secret_expires_at'>, at: Date): Record<string, string> {
+    const signatures = [this.signer(delivery.secret_encrypted).sign(delivery.event_id, at, delivery.payload)];
+    const previousUntil = delivery.previous_secret_expires_at ? new Date(delivery.previous_secret_expires_at).getTime() : 0;
+    if (delivery.previous_secret_encrypted && previousUntil > at.getTime()) {
+      signatures.push(this.signer(delivery.previous_secret_encrypted).sign(delivery.event_id, at, delivery.payload));
+    }
+    return { 'webhook-id': delivery.event_id, 'webhook-timestamp': String(Math.floor(at.getTime() / 1000)), 'webhook-signature': signatures.join(' ') };
+  }
+
+  private async send(delivery: Claimed): Promise<void> {
+    const started = this.now();
+    const at = new Date(started);
+    const outcome = await sendOnce(this.outbound, delivery.target_url, delivery.payload, this.signatureHeaders(delivery, at), this.abort.signal);
+    if (this.abort.signal.aborted && !outcome.ok && outcome.status === null) {
+      // Stopped by a shutdown, not by the receiver: no attempt; the lease is released in stop().
+      this.released.push(delivery.id);
+      return;
+    }
+    const finished = this.now();
+    const gone = outcome.status === 410;
+    let status: Result['status'] = outcome.ok ? 'succeeded' : 'failed';
+    let next: string | null = null;
+    let step = delivery.schedule_step;
+    if (!outcome.ok && !gone) {
+      const delay = retryDelay(delivery.schedule_step);
+      if (delay !== null) {
+        status = 'pending';
+        step = delivery.schedule_step + 1;
+        next = new Date(finished + Math.max(delay, outcome.retryAfterMs ?? 0)).toISOString();
+      }
+    }
+    this.results.push({
+      id: delivery.id, subscriptionId: delivery.subscription_id, outcome: outcome.ok ? 'succeeded' : 'failed', status, step, next,
+      responseStatus: outcome.status, responseBody: outcome.body, error: gone ? 'The endpoint answered 410 Gone: the subscription was deactivated.' : outcome.error,
+      at: at.toISOString(), durationMs: finished - started, gone,
+    });
+    this.scheduleFlush();
+  }
+
+  private scheduleFlush(): void {
+    if (this.results.length >= FLUSH_SIZE) {
+      void this.flush();
+      return;
+    }
+    this.flushTimer ??= setTimeout(() => void this.flush(), FLUSH_DELAY_MS);
+  }
+
+  /** Writes the buffered results (serialised: one flush at a time). */
+  flush(): Promise<void> {
+    if (this.flushTimer) clearTimeout(this.flushTimer);
+    this.flushTimer = null;
+    const batch = this.results;
+    this.results = [];
+    if (batch.length === 0) return this.flushing;
+    this.flushing = this.flushing.then(() => this.write(batch)).catch((error: unknown) => {
+      this.log.error({ err: error, deliveries: batch.length }, 'webhook results not recorded; their leases will expire and they will be sent again');
+    });
+    return this.flushing;
+  }
+
+  private async write(batch: Result[]): Promise<void> {
+    const json = JSON.stringify(batch.map((r) => ({ ...r, responseBody: r.responseBody?.replaceAll(String.fromCharCode(0), '') ?? null })));
+    const now = new Date(this.now());
+    await this.db.transaction(async (tx) => {
+      await tx.execute(sql`insert into webhook_delivery_attempts (delivery_id, attempt, outcome, response_status, response_body, error_message, duration_ms, attempted_at)
+        select v."id", d.attempts + 1, v."outcome", v."responseStatus", v."responseBody", v."error", v."durationMs", v."at"
+        from jsonb_to_recordset(${json}::jsonb) as v("id" bigint, "outcome" text, "responseStatus" int, "responseBody" text, "error" text, "durationMs" int, "at" timestamptz)
+        join webhook_deliveries d on d.id = v."id"`);
+      await tx.execute(sql`update webhook_deliveries d set
+          status = case when d.status = 'succeeded' then d.status else v."status" end,
+          attempts = d.attempts + 1, schedule_step = v."step", next_attempt_at = v."next", locked_until = null,
+          response_status = v."responseStatus", response_body = v."responseBody", error_message = v."error", last_attempt_at = v."at",
+          delivered_at = case when v."outcome" = 'succeeded' then v."at" else d.delivered_at end
+        from jsonb_to_recordset(${json}::jsonb) as v("id" bigint, "status" text, "outcome" text, "step" int, "next" timestamptz, "responseStatus" int, "responseBody" text, "error" text, "at" timestamptz)
+        where d.id = v."id"`);
+      // Subscription health: the last outcome of the batch per subscription.
+      const health = new Map<number, Result>();
+      for (const r of batch) health.set(r.subscriptionId, r);
+      const gone = [...new Set(batch.filter((r) => r.gone).map((r) => r.subscriptionId))];
+      const healthy = [...health.values()].filter((r) => r.outcome === 'succeeded').map((r) => r.subscriptionId);
+      const failing = [...health.values()].filter((r) => r.outcome === 'failed' && !r.gone);
+      if (healthy.length > 0) {
+        await tx.execute(sql`update webhook_subscriptions set failing_since = null where id = any(${`{${healthy.join(',')}}`}::int[]) and failing_since is not null`);
+      }
+      for (const r of failing) {
+        const deactivated = rowsOf<{ id: number }>(await tx.execute(sql`update webhook_subscriptions set failing_since = coalesce(failing_since, ${r.at}::timestamptz),
+            is_active = case when coalesce(failing_since, ${r.at}::timestamptz) <= ${new Date(now.getTime() - FAILING_DEACTIVATION_MS)} then false else is_active end,
+            deactivated_reason = case when is_active and coalesce(failing_since, ${r.at}::timestamptz) <= ${new Date(now.getTime() - FAILING_DEACTIVATION_MS)}
+              then 'Every delivery attempt failed for five days.' else deactivated_reason end,
+            deactivated_at = case when is_active and coalesce(failing_since, ${r.at}::timestamptz) <= ${new Date(now.getTime() - FAILING_DEACTIVATION_MS)}
+              then ${now} else deactivated_at end
+          where id = ${r.subscriptionId} returning id, is_active`)).filter((s) => !(s as unknown as { is_active: boolean }).is_active);
+        if (deactivated.length > 0) await abandonPending(tx, r.subscriptionId, 'The subscription was deactivated after five days of failed deliveries.');
+      }
+      for (const id of gone) {
+        await tx.execute(sql`update webhook_subscriptions set is_active = false, deactivated_at = ${now},
+          deactivated_reason = 'The endpoint answered 410 Gone.' where id = ${id} and is_active`);
+        await abandonPending(tx, id, 'The subscription was deactivated: the endpoint answered 410 Gone.');
+      }
+    });
+  }
+
+  /** Stops sending: waits for requests in flight (up to timeoutMs), records them, hands back everything claimed but unsent. */
+  async stop(timeoutMs: number): Promise<void> {
+    const deadline = new Promise((resolve) => setTimeout(resolve, timeoutMs).unref());
+    const waiting = [...this.waiting.values()].flat().map((d) => d.id);
+    this.waiting.clear();
+    await Promise.race([Promise.allSettled([...this.sends]), deadline]);
+    this.abort.abort();
+    await Promise.allSettled([...this.sends]);
+    await this.flush();
+    const unsent = [...waiting, ...this.released];
+    if (unsent.length > 0) {
+      await this.db.execute(sql`update webhook_deliveries set locked_until = null where id = any(${`{${unsent.join(',')}}`}::bigint[]) and status = 'pending'`).catch(() => undefined);
+    }
+  }
+}
+
+/** Pending deliveries of a deactivated or deleted subscription are given up, with the reason. */
+export async function abandonPending(tx: Pick<Db, 'execute'>, subscriptionId: number, reason: string): Promise<void> {
+  await tx.execute(sql`update webhook_deliveries set status = 'failed', next_attempt_at = null, locked_until = null, error_message = ${reason}
+    where subscription_id = ${subscriptionId} and status = 'pending'`);
+}

@@ -1,0 +1,89 @@
+/**
+ * The webhook loop of a worker process: the relay turns new events into
+ * deliveries and the dispatcher sends what is due. It polls (every 200 ms
+ * when idle, at once while there is more), and the dispatcher is woken as
+ * soon as the relay created deliveries or a slot freed up, so an event
+ * reaches its receivers well within a second.
+ */
+import type { Logger } from 'pino';
+import type { Db } from '../../platform/db/database.ts';
+import type { OutboundClient } from '../../platform/outbound/outbound-client.ts';
+import { WebhookDispatcher } from './dispatcher.ts';
+import { WebhookRelay } from './relay.ts';
+import type { SecretBox } from './secrets.ts';
+
+const IDLE_MS = 200;
+
+export class WebhookWorker {
+  readonly relay: WebhookRelay;
+  readonly dispatcher: WebhookDispatcher;
+  private readonly log: Logger;
+  private stopped = false;
+  private loops: Promise<void>[] = [];
+  private wakeDispatch: (() => void) | null = null;
+  /** A wake-up that came while the dispatcher was busy claiming: its next sleep is skipped. */
+  private wokenWhileBusy = false;
+  private wakeTimer: NodeJS.Timeout | null = null;
+
+  constructor(deps: { db: Db; outbound: OutboundClient; box: SecretBox; log: Logger; perEndpoint: number; total: number }) {
+    this.log = deps.log;
+    this.relay = new WebhookRelay({ db: deps.db });
+    this.dispatcher = new WebhookDispatcher({ ...deps });
+    this.dispatcher.onCapacity = () => this.wake();
+  }
+
+  /** Wakes the dispatcher now (new deliveries, a freed slot, a redelivery). */
+  wake(): void {
+    // Coalesced: many requests finishing together make one claim.
+    if (this.wakeTimer) return;
+    this.wakeTimer = setTimeout(() => {
+      this.wakeTimer = null;
+      this.wakeNow();
+    }, 5);
+  }
+
+  private wakeNow(): void {
+    const wake = this.wakeDispatch;
+    this.wakeDispatch = null;
+    if (wake) wake();
+    else this.wokenWhileBusy = true;
+  }
+
+  start(): void {
+    this.loops = [this.loop('relay', async () => {
+      const { created, more } = await this.relay.tick();
+      if (created > 0) this.wake();
+      return more;
+    }), this.loop('dispatch', async () => (await this.dispatcher.claim()) > 0)];
+  }
+
+  private async loop(name: string, step: () => Promise<boolean>): Promise<void> {
+    while (!this.stopped) {
+      let more = false;
+      try {
+        more = await step();
+      } catch (error) {
+        if (this.stopped) break;
+        this.log.error({ err: error, loop: name }, 'webhook loop step failed; retrying');
+      }
+      if (name === 'dispatch' && this.wokenWhileBusy) {
+        this.wokenWhileBusy = false;
+        continue;
+      }
+      if (!more && !this.stopped) {
+        await new Promise<void>((resolve) => {
+          const timer = setTimeout(resolve, IDLE_MS);
+          if (name === 'dispatch') this.wakeDispatch = () => { clearTimeout(timer); resolve(); };
+        });
+      }
+    }
+  }
+
+  async stop(timeoutMs: number): Promise<void> {
+    this.stopped = true;
+    if (this.wakeTimer) clearTimeout(this.wakeTimer);
+    this.wakeNow();
+    await Promise.allSettled(this.loops);
+    await this.dispatcher.stop(timeoutMs);
+  }
+}

@@ -10,7 +10,7 @@ import { ERRORS } from '../errors.ts';
 import type { Storage } from './storage.ts';
 
 /** Page images, and brand logos (content-hashed keys, see brand.service.ts). */
-const PUBLIC_ASSET = /^(books\/[A-Za-z0-9_-]+\/[A-Za-z0-9_-]+\/p\d+-w\d+\.(webp|jpeg)|brands\/\d+\/logo-[0-9a-f]{32}\.webp)$/;
+const PUBLIC_ASSET = /^(books\/[A-Za-z0-9_-]{1,64}\/[A-Za-z0-9_-]{1,64}\/p\d{1,6}-w\d{1,5}\.(webp|jpeg)|brands\/\d{1,10}\/logo-[0-9a-f]{32}\.webp)$/;
 
 export const assetsRoutes: FastifyPluginAsync<{ storage: Storage }> = async (app, { storage }) => {
   app.get('/assets/*', {

@@ -85,6 +85,7 @@ export async function registerOpenApi(app: FastifyInstance, options: { publicBas
       info: {
         title: 'Flipbook API',
         version: API_VERSION,
+        license: { name: 'MIT', identifier: 'MIT' },
         description: [
           'Turns uploaded documents into flipbooks: page-turning publications with a public reader, access control, analytics and webhooks.',
           '',

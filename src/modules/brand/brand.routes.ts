@@ -10,6 +10,7 @@ import { readMultipartForm } from '../../platform/http/multipart.ts';
 import { authOf } from '../../platform/http/route-config.ts';
 import { BrandFields, Brand, CreateBrandBody, LOGO_MAX_BYTES, UpdateBrandBody, UpdateBrandFields, type BrandFieldsInput } from './brand.schemas.ts';
 import type { BrandService, LogoUpload } from './brand.service.ts';
+import { errorResponses } from '../../platform/http/openapi.ts';
 
 const BrandRef = Type.Ref('Brand');
 const TOO_LARGE = 'The logo may not be greater than 2048 kilobytes.';
@@ -85,7 +86,7 @@ export const brandRoutes: FastifyPluginAsyncTypebox<{ brand: BrandService }> = a
       description:
         'multipart/form-data with the brand\'s `id` and `company_name`. Fields left out stay as they are; an empty value clears one. ' +
         '`file` replaces the logo; an empty `logo` field removes it. An `id` that is not this workspace\'s brand answers 404.',
-      response: { 200: Type.Object({ data: Type.Object({ brand: BrandRef }), meta: Type.Object({}) }) },
+      response: { 200: Type.Object({ data: Type.Object({ brand: BrandRef }), meta: Type.Object({}) }), ...errorResponses(404) },
     },
     config: { scope: 'brand:write', feature: 'brand', multipartBody: UpdateBrandBody },
   }, async (request) => {
@@ -102,7 +103,7 @@ export const brandRoutes: FastifyPluginAsyncTypebox<{ brand: BrandService }> = a
         'Flips `take_over_branding` and returns the brand with the new value. While on, every public flipbook of the workspace shows the brand ' +
         '(logo, colors, social links, Google Analytics) instead of the service\'s, without the "made with" badge; turning it off restores the default at once. ' +
         'Needs the Company plan. 404 when the workspace has no brand.',
-      response: { 200: Type.Object({ data: Type.Object({ brand: BrandRef }) }) },
+      response: { 200: Type.Object({ data: Type.Object({ brand: BrandRef }) }), ...errorResponses(404) },
     },
     config: { scope: 'brand:write', feature: 'take_over_branding' },
   }, async (request) => ({ data: { brand: await brand.toggleTakeOver(authOf(request)) } }));

@@ -73,6 +73,8 @@ export function sendError(reply: FastifyReply, error: AppError): FastifyReply {
   return reply.code(error.status).type('application/json; charset=utf-8').send(body);
 }
 
+const DRAIN_LIMIT_BYTES = 1024 * 1024;
+
 /** The type of a framework error's 4xx status, for errors that do not name one. */
 const TYPE_OF_STATUS: Record<number, ErrorType> = {
   400: 'BadRequestException', 404: 'RouteNotFoundException', 405: 'MethodNotAllowedException', 408: 'RequestTimeoutException', 413: 'PayloadTooLargeException',
@@ -118,9 +120,14 @@ function translate(error: FastifyError & { validation?: AjvError[]; validationCo
 /** Turns any error into the envelope; unexpected ones are logged and answered 500 without detail. */
 export function handleError(error: FastifyError, request: FastifyRequest, reply: FastifyReply): FastifyReply {
   const known = isAppError(error) ? error : translate(error, request);
-  // The body was not read to its end (refused from its headers, or cut off at a limit): close the
-  // connection after the answer, so the rest is not read only to be thrown away.
-  if (!request.raw.complete) reply.header('connection', 'close');
+  // The body was not read to its end (refused from its headers, or cut off at a limit): when what is
+  // left may be large (over 1 MB, or of unknown length), close the connection after the answer, so the
+  // rest is not read only to be thrown away. A small rest is drained, so the client, still sending,
+  // reads the answer instead of a broken pipe.
+  if (!request.raw.complete) {
+    const length = Number(request.headers['content-length'] ?? NaN);
+    if (!(length <= DRAIN_LIMIT_BYTES)) reply.header('connection', 'close');
+  }
   if (known) {
     if (known.status >= 500) request.log.error({ err: error }, known.message);
     return sendError(reply, known);

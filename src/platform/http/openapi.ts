@@ -29,6 +29,14 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
 
 const errorResponse = (status: number) => ({ description: ERROR_DESCRIPTIONS[status] ?? 'Error', $ref: 'ErrorEnvelope#' });
 
+/**
+ * Error responses a route adds by its own logic (a 404 for a body field, a 409 of a state conflict),
+ * documented with the envelope: `response: { 200: …, ...errorResponses(404, 409) }`.
+ */
+export function errorResponses(...statuses: number[]): Record<number, ReturnType<typeof errorResponse>> {
+  return Object.fromEntries(statuses.map((status) => [status, errorResponse(status)]));
+}
+
 const BODY_METHODS = ['POST', 'PUT', 'PATCH', 'DELETE'];
 
 /**

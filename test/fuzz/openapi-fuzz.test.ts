@@ -67,7 +67,8 @@ describe(`fuzzing every documented operation (${RUNS} runs each, seed ${SEED})`,
         ? multipartBody(content['multipart/form-data'].schema, doc)
         : fc.constant(undefined);
     return fc.record({
-      path: fc.tuple(...pathParams.map((p) => parameterValue(p.schema, doc, known[p.name] ?? []))).map((values) =>
+      // An empty segment would address another path (`/books/` is `/books`), not this operation.
+      path: fc.tuple(...pathParams.map((p) => parameterValue(p.schema, doc, known[p.name] ?? []).filter((v) => v !== ''))).map((values) =>
         pathParams.reduce((acc, p, i) => acc.replace(`{${p.name}}`, encode(values[i]!)), path)),
       query: fc.tuple(...queryParams.map((p) => fc.option(parameterValue(p.schema, doc, known[p.name] ?? []), { freq: 2, nil: undefined })))
         .map((values) => queryParams.flatMap((p, i) => (values[i] === undefined ? [] : [[p.name, values[i]!] as [string, string]]))),

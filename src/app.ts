@@ -13,7 +13,8 @@ import type { Config } from './platform/config/env.ts';
 import type { Database } from './platform/db/database.ts';
 import type { JobQueue } from './platform/jobs/queue.ts';
 import type { Storage } from './platform/storage/storage.ts';
-import { registerErrorHandling, registerNotFound } from './platform/http/error-handler.ts';
+import { clientErrorHandler, handleError, registerErrorHandling, registerNotFound } from './platform/http/error-handler.ts';
+import { registerInputGuard } from './platform/http/input-guard.ts';
 import { registerGuard, type RateLimits } from './platform/http/guard.ts';
 import { registerIdempotency } from './platform/http/idempotency.ts';
 import { registerOpenApi } from './platform/http/openapi.ts';
@@ -69,6 +70,11 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
       return typeof given === 'string' && /^[\w.-]{1,128}$/.test(given) ? given : randomUUID();
     },
     return503OnClosing: true,
+    // `/v1/me/` is `/v1/me`; a path segment up to 2 KB reaches the route's schema (422 or 404), longer is a 414.
+    routerOptions: { ignoreTrailingSlash: true, maxParamLength: 2048 },
+    // Errors before routing (malformed URL, over-long segment) and of the HTTP parser leave in the envelope too.
+    frameworkErrors: handleError,
+    clientErrorHandler,
     ajv: { customOptions: { allErrors: true, coerceTypes: 'array', removeAdditional: false, useDefaults: true } },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
@@ -84,6 +90,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
 
   registerErrorHandling(app);
   registerNotFound(app);
+  registerInputGuard(app);
   await app.register(helmet, {
     // The API serves JSON and the Swagger UI; the reader sets its own policy.
     contentSecurityPolicy: false,

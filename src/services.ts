@@ -79,7 +79,6 @@ export function createServices(deps: { database: Database; storage: Storage; que
       logger: deps.logger.child({ component: 'mail' }),
       smtpUrl: config.SMTP_URL,
       from: config.MAIL_FROM,
-      logBodies: config.NODE_ENV === 'development',
     }),
     brand: new BrandService({ db: database.db, storage, publicBaseUrl: config.publicBaseUrl }),
     bulkSettings: new BulkSettingsService({ db: database.db, queue, accessLists: { replace: replaceAccessList, clear: clearAccessList } }),

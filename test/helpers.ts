@@ -8,11 +8,12 @@ import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
-import pino, { type Logger } from 'pino';
+import pino, { type DestinationStream, type Logger } from 'pino';
 import type { FastifyPluginAsync } from 'fastify';
 import { loadConfig, type Env } from '../src/platform/config/env.ts';
 import type { DatabaseTarget } from '../src/platform/db/database.ts';
 import { startRuntime, type Runtime } from '../src/runtime.ts';
+import { createLogger } from '../src/platform/logger.ts';
 
 export const usingPostgres = Boolean(process.env.DATABASE_URL);
 
@@ -82,6 +83,8 @@ export interface ServiceOptions {
   adminChannel?: boolean;
   /** A logger to capture the service's logs (default: silent). */
   logger?: Logger;
+  /** Write every log line (level trace) through the service's own logger to this stream (see test/security/log-capture.ts). */
+  logStream?: DestinationStream;
 }
 
 export async function startService(options: ServiceOptions = {}): Promise<TestService> {
@@ -112,7 +115,7 @@ export async function startService(options: ServiceOptions = {}): Promise<TestSe
     api: true,
     worker: options.worker ?? true,
     database,
-    logger: options.logger ?? pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }),
+    logger: options.logger ?? (options.logStream ? createLogger({ LOG_LEVEL: 'trace', LOG_PRETTY: false }, options.logStream) : pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' })),
     adminChannel: options.adminChannel ?? false,
     extraRoutes: options.extraRoutes,
   });

@@ -1,26 +1,130 @@
-/** pino, with secrets kept out of every line: keys in headers or in the URL, cookies, passwords. */
-import pino, { type Logger } from 'pino';
+/**
+ * pino, with secrets and readers' data kept out of every line. Three places
+ * do it, so no call site has to remember:
+ *
+ * - the `req` serializer logs the URL through redactUrl(): secret query
+ *   parameters are recognised by their *decoded* name (the way the router
+ *   reads them, so `?api%5Fkey=` is caught like `?api_key=`), and secret path
+ *   segments (a sign-in link's token) are replaced by a short hash prefix an
+ *   operator can match against the stored token hash;
+ * - the `err` serializer (serializeError) drops what database errors carry
+ *   about the statement's values: Drizzle's and PGlite's `params`, the
+ *   "params:" tail of Drizzle's message and stack, PostgreSQL's `detail`
+ *   (`Key (email)=(ann@example.com) already exists`) and `where`, and quoted
+ *   input echoed in messages (`invalid input syntax for type integer: "…"`);
+ * - `redact` paths censor headers and fields named like secrets.
+ *
+ * Request lines carry no client address: on the reader's routes it is a
+ * reader's personal data.
+ */
+import { createHash } from 'node:crypto';
+import pino, { type DestinationStream, type Logger } from 'pino';
 import type { Config } from './config/env.ts';
 
-const SECRET_QUERY = /([?&](?:api_key|token|signature)=)[^&#]*/gi;
+const REDACTED = '[REDACTED]';
 
-export function redactUrl(url: string): string {
-  return url.replace(SECRET_QUERY, '$1[REDACTED]');
+/** Query parameters whose values are secrets, compared with the decoded, lower-cased name. */
+export const SECRET_QUERY_PARAMETERS = new Set(['api_key', 'token', 'signature', 'access_token', 'password', 'secret']);
+
+/**
+ * Path patterns whose first capture group is a secret (a usable token). Add a
+ * route's pattern here when its path carries one.
+ */
+export const SECRET_PATH_SEGMENTS: RegExp[] = [/^(?:\/read\/[^/]+\/access\/)([^/]+)/];
+
+/** A value safe to log in place of a token: the first 12 hex digits of its SHA-256 (what the database stores in full). */
+export function tokenHashPrefix(token: string): string {
+  return `[sha256:${createHash('sha256').update(token).digest('hex').slice(0, 12)}]`;
 }
 
-export function createLogger(config: Pick<Config, 'LOG_LEVEL' | 'LOG_PRETTY'>): Logger {
-  return pino({
+/** Percent-decoding as the query-string parser does it ('+' is a space); the raw text when malformed. */
+function decodeQueryName(raw: string): string {
+  try {
+    return decodeURIComponent(raw.replace(/\+/g, ' '));
+  } catch {
+    return raw;
+  }
+}
+
+/** The decoded name of one `name=value` pair of a query string. */
+export function queryParameterName(pair: string): string {
+  const eq = pair.indexOf('=');
+  return decodeQueryName(eq === -1 ? pair : pair.slice(0, eq));
+}
+
+export function isSecretQueryParameter(decodedName: string): boolean {
+  return SECRET_QUERY_PARAMETERS.has(decodedName.trim().toLowerCase());
+}
+
+export function redactUrl(url: string): string {
+  const queryStart = url.indexOf('?');
+  let path = queryStart === -1 ? url : url.slice(0, queryStart);
+  for (const pattern of SECRET_PATH_SEGMENTS) {
+    path = path.replace(pattern, (match: string, secret: string) => match.slice(0, match.length - secret.length) + tokenHashPrefix(decodeQueryName(secret)));
+  }
+  if (queryStart === -1) return path;
+  const hashAt = url.indexOf('#', queryStart);
+  const query = url.slice(queryStart + 1, hashAt === -1 ? undefined : hashAt);
+  const pairs = query.split('&').map((pair) => {
+    if (!isSecretQueryParameter(queryParameterName(pair))) return pair;
+    const eq = pair.indexOf('=');
+    return `${eq === -1 ? pair : pair.slice(0, eq)}=${REDACTED}`;
+  });
+  return `${path}?${pairs.join('&')}`;
+}
+
+/** Properties of errors that hold a statement's values or the input that failed; never logged. */
+const VALUE_PROPERTIES = new Set(['params', 'parameters', 'values', 'queryOptions', 'detail', 'where', 'internalQuery', 'hint', 'body', 'payload', 'data', 'headers', 'config', 'request', 'response']);
+
+/**
+ * Drops what an error message says about values: Drizzle's "params:" tail,
+ * quoted input PostgreSQL echoes, and e-mail addresses (an SMTP refusal names
+ * the recipient).
+ */
+export function scrubErrorText(text: string): string {
+  return text
+    .replace(/\nparams: [\s\S]*?(?=\n\s+at |$)/g, '\nparams: [REDACTED]')
+    .replace(/((?:invalid input syntax|invalid input value|malformed [\w ]+ literal|invalid byte sequence)[^:\n]*: )"[^\n]*"/gi, `$1"${REDACTED}"`)
+    .replace(/[\w.%+-]+@(?:[\w-]+\.)+[A-Za-z]{2,}\b/g, '[email]');
+}
+
+type SerializedError = Record<string, unknown>;
+
+/** pino's `err` serializer: type, message, stack, code and the other plain facts of an error and its causes, without values. */
+export function serializeError(error: unknown, depth = 0): SerializedError | unknown {
+  if (!(error instanceof Error) && (typeof error !== 'object' || error === null)) return typeof error === 'string' ? scrubErrorText(error) : error;
+  const source = error as Record<string, unknown> & { message?: unknown; stack?: unknown; name?: unknown; cause?: unknown; errors?: unknown };
+  const out: SerializedError = {
+    type: error instanceof Error ? error.constructor.name : 'Object',
+    message: typeof source.message === 'string' ? scrubErrorText(source.message) : undefined,
+  };
+  if (typeof source.stack === 'string') out.stack = scrubErrorText(source.stack);
+  for (const [name, value] of Object.entries(source)) {
+    if (name in out || name === 'cause' || name === 'errors' || VALUE_PROPERTIES.has(name)) continue;
+    if (value === null || ['string', 'number', 'boolean'].includes(typeof value)) out[name] = typeof value === 'string' ? scrubErrorText(value) : value;
+  }
+  if (depth < 5) {
+    if (source.cause !== undefined) out.cause = serializeError(source.cause, depth + 1);
+    if (Array.isArray(source.errors)) out.errors = source.errors.slice(0, 10).map((e) => serializeError(e, depth + 1));
+  }
+  return out;
+}
+
+export function createLogger(config: Pick<Config, 'LOG_LEVEL' | 'LOG_PRETTY'>, destination?: DestinationStream): Logger {
+  const options: pino.LoggerOptions = {
     level: config.LOG_LEVEL,
     redact: {
-      paths: ['req.headers.authorization', 'req.headers.cookie', 'req.headers["idempotency-key"]', '*.password', '*.pdf_password', '*.secret', '*.key'],
-      censor: '[REDACTED]',
+      paths: ['req.headers.authorization', 'req.headers.cookie', 'req.headers["idempotency-key"]', '*.password', '*.pdf_password', '*.secret', '*.key', '*.token'],
+      censor: REDACTED,
     },
     serializers: {
-      req(request: { method: string; url: string; hostname?: string; ip?: string; id?: string }) {
-        return { method: request.method, url: redactUrl(request.url), hostname: request.hostname, remoteAddress: request.ip };
+      // No client address: on the reader's routes it is a reader's (rate limits key on a salted hash of it instead).
+      req(request: { method: string; url: string; hostname?: string }) {
+        return { method: request.method, url: redactUrl(request.url), hostname: request.hostname };
       },
-      err: pino.stdSerializers.err,
+      err: serializeError,
     },
-    ...(config.LOG_PRETTY ? { transport: { target: 'pino-pretty', options: { colorize: true, translateTime: 'SYS:HH:MM:ss' } } } : {}),
-  });
+  };
+  if (destination) return pino(options, destination);
+  return pino({ ...options, ...(config.LOG_PRETTY ? { transport: { target: 'pino-pretty', options: { colorize: true, translateTime: 'SYS:HH:MM:ss' } } } : {}) });
 }

@@ -6,6 +6,7 @@ import { Type } from 'typebox';
 import { Value } from 'typebox/value';
 import { ERRORS } from '../../platform/errors.ts';
 import { validationDetails } from '../../platform/http/error-handler.ts';
+import { readMultipartForm } from '../../platform/http/multipart.ts';
 import { authOf } from '../../platform/http/route-config.ts';
 import { CursorMeta, Message, cursorQuery } from '../../platform/http/schemas.ts';
 import type { BooksService } from './books.service.ts';
@@ -45,28 +46,21 @@ export const booksRoutes: FastifyPluginAsyncTypebox<{ books: BooksService; uploa
     },
     config: { scope: 'books:write', multipartBody: UploadBody },
   }, async (request, reply) => {
-    if (!request.isMultipart()) throw ERRORS.unsupportedMediaType('Upload the document as multipart/form-data with the file in the files[] field.');
-    const fields: Record<string, string> = {};
-    let received: { path: string; filename: string } | null = null;
+    const form = await readMultipartForm(request, {
+      fileFields: ['files[]', 'files'],
+      detailsField: 'files',
+      maxFileBytes: uploadLimitBytes,
+      expected: 'upload the document as multipart/form-data with the file in the files[] field.',
+      receive: (part) => uploads.receive(part.file),
+      discard: (filePath) => rm(filePath, { force: true }),
+    });
+    if (!form.file) throw ERRORS.validation({ files: ['The files[] field is required: attach one document.'] });
     try {
-      for await (const part of request.parts()) {
-        if (part.type === 'file') {
-          if (part.fieldname !== 'files[]' && part.fieldname !== 'files') {
-            part.file.resume();
-            throw ERRORS.validation({ [part.fieldname]: ['Send the document in the files[] field.'] });
-          }
-          if (received) throw ERRORS.validation({ files: ['One file per request.'] });
-          received = { path: await uploads.receive(part.file), filename: part.filename || 'document' };
-        } else {
-          fields[part.fieldname] = String(part.value);
-        }
-      }
-      if (!received) throw ERRORS.validation({ files: ['The files[] field is required: attach one document.'] });
-      const batch = await uploads.upload(authOf(request), { filePath: received.path, filename: received.filename, ...parseFields(fields) });
+      const batch = await uploads.upload(authOf(request), { filePath: form.file.value, filename: form.file.filename || 'document', ...parseFields(form.fields) });
       reply.code(202).header('location', `/v1/batches/${batch.id}`);
       return { data: { batch_id: batch.id, ...batch } };
     } finally {
-      if (received) await rm(received.path, { force: true });
+      await rm(form.file.value, { force: true });
     }
   });
   app.get('/books/:book', {

@@ -4,6 +4,7 @@ import { Type } from 'typebox';
 import { authOf } from '../../platform/http/route-config.ts';
 import type { BulkSettingsService } from './bulk-settings.service.ts';
 import { BulkBatch, BulkBatchParams, CreateBulkBatchBody, SummaryBody, SummaryResponse } from './bulk-settings.schemas.ts';
+import { errorResponses } from '../../platform/http/openapi.ts';
 
 const BatchRef = Type.Ref('BulkSettingsBatch');
 
@@ -18,7 +19,7 @@ export const bulkSettingsRoutes: FastifyPluginAsyncTypebox<{ bulkSettings: BulkS
         'in the bulk `settings` field names, and each book\'s current `settings_revision` to send back when creating a batch. ' +
         'A book that does not exist or belongs to another workspace answers 404 with `details.book_ids` naming the missing ones.',
       body: SummaryBody,
-      response: { 200: Type.Object({ data: SummaryResponse, meta: Type.Object({}) }) },
+      response: { 200: Type.Object({ data: SummaryResponse, meta: Type.Object({}) }), ...errorResponses(404) },
     },
     config: { scope: 'books:read' },
   }, async (request) => ({ data: await bulkSettings.summary(authOf(request), request.body.book_ids), meta: {} }));
@@ -34,7 +35,7 @@ export const bulkSettingsRoutes: FastifyPluginAsyncTypebox<{ bulkSettings: BulkS
         'Unknown books answer 404 with `details.book_ids`. `eod_lists` replaces each book\'s access list, `eod_enabled: false` clears it, ' +
         '`eod_enabled: true` alone keeps it (and fails the item for a book without one).',
       body: CreateBulkBatchBody,
-      response: { 202: Type.Object({ data: BatchRef, meta: Type.Object({}) }) },
+      response: { 202: Type.Object({ data: BatchRef, meta: Type.Object({}) }), ...errorResponses(404) },
     },
     config: { scope: 'books:write' },
   }, async (request, reply) => {

@@ -19,6 +19,7 @@ import { recordEvent } from '../events/events.service.ts';
 import { bookPrefix, type BooksService, type Caller } from './books.service.ts';
 import { DEFAULT_SETTINGS, settingsRevision } from './books.settings.ts';
 import { books, uploadBatches, type BatchRow } from './books.tables.ts';
+import { stripBidiControls } from '../../platform/http/input-guard.ts';
 
 /** URL-safe, unguessable public id (128 bits). */
 export function newRandomId(): string {
@@ -87,7 +88,8 @@ export class UploadsService {
       const sourceKey = `${bookPrefix(randomId)}source/original.${type.format}`;
       await this.storage.put(sourceKey, createReadStream(temporary), { contentType: type.mime });
 
-      const filename = input.originalFilename ?? input.filename;
+      // Bidi controls would let a name display as another (`invoice\u202Efdp.exe`): dropped before it names anything.
+      const filename = stripBidiControls(input.originalFilename ?? input.filename) || 'document';
       const settings = { ...DEFAULT_SETTINGS, auto_links_enabled: input.autoLinksEnabled ?? DEFAULT_SETTINGS.auto_links_enabled };
       const name = nameFromFilename(filename);
       const now = new Date();

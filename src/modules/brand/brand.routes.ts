@@ -6,36 +6,26 @@ import { Type, type TSchema } from 'typebox';
 import { Value } from 'typebox/value';
 import { ERRORS } from '../../platform/errors.ts';
 import { validationDetails } from '../../platform/http/error-handler.ts';
+import { readMultipartForm } from '../../platform/http/multipart.ts';
 import { authOf } from '../../platform/http/route-config.ts';
 import { BrandFields, Brand, CreateBrandBody, LOGO_MAX_BYTES, UpdateBrandBody, UpdateBrandFields, type BrandFieldsInput } from './brand.schemas.ts';
 import type { BrandService, LogoUpload } from './brand.service.ts';
+import { errorResponses } from '../../platform/http/openapi.ts';
 
 const BrandRef = Type.Ref('Brand');
 const TOO_LARGE = 'The logo may not be greater than 2048 kilobytes.';
 
 /** The form's text fields and its one file (`file`), read with the logo capped at 2048 KB. */
 async function readForm(request: FastifyRequest): Promise<{ fields: Record<string, string>; logo: LogoUpload | null }> {
-  if (!request.isMultipart()) throw ERRORS.unsupportedMediaType('Send the brand as multipart/form-data (the logo in the file field).');
-  const fields: Record<string, string> = {};
-  let logo: LogoUpload | null = null;
-  for await (const part of request.parts()) {
-    if (part.type === 'file') {
-      if (part.fieldname !== 'file') {
-        part.file.resume();
-        throw ERRORS.validation({ [part.fieldname]: ['Send the logo in the file field.'] });
-      }
-      try {
-        logo = { bytes: await part.toBuffer() };
-      } catch (error) {
-        if ((error as { code?: string }).code === 'FST_REQ_FILE_TOO_LARGE') throw ERRORS.validation({ file: [TOO_LARGE] });
-        throw error;
-      }
-      if (logo.bytes.length === 0) throw ERRORS.validation({ file: ['The logo file is empty.'] });
-    } else {
-      fields[part.fieldname] = String(part.value);
-    }
-  }
-  return { fields, logo };
+  const form = await readMultipartForm(request, {
+    fileFields: ['file'],
+    maxFileBytes: LOGO_MAX_BYTES,
+    expected: 'send the brand as multipart/form-data (the logo in the file field).',
+    receive: async (part) => ({ bytes: await part.toBuffer() }),
+    fileTooLarge: () => ERRORS.validation({ file: [TOO_LARGE] }),
+  });
+  if (form.file && form.file.value.bytes.length === 0) throw ERRORS.validation({ file: ['The logo file is empty.'] });
+  return { fields: form.fields, logo: form.file?.value ?? null };
 }
 
 /** Multipart fields are strings; they are checked against the same schema the document shows. Unknown fields are refused. */
@@ -96,7 +86,7 @@ export const brandRoutes: FastifyPluginAsyncTypebox<{ brand: BrandService }> = a
       description:
         'multipart/form-data with the brand\'s `id` and `company_name`. Fields left out stay as they are; an empty value clears one. ' +
         '`file` replaces the logo; an empty `logo` field removes it. An `id` that is not this workspace\'s brand answers 404.',
-      response: { 200: Type.Object({ data: Type.Object({ brand: BrandRef }), meta: Type.Object({}) }) },
+      response: { 200: Type.Object({ data: Type.Object({ brand: BrandRef }), meta: Type.Object({}) }), ...errorResponses(404) },
     },
     config: { scope: 'brand:write', feature: 'brand', multipartBody: UpdateBrandBody },
   }, async (request) => {
@@ -113,7 +103,7 @@ export const brandRoutes: FastifyPluginAsyncTypebox<{ brand: BrandService }> = a
         'Flips `take_over_branding` and returns the brand with the new value. While on, every public flipbook of the workspace shows the brand ' +
         '(logo, colors, social links, Google Analytics) instead of the service\'s, without the "made with" badge; turning it off restores the default at once. ' +
         'Needs the Company plan. 404 when the workspace has no brand.',
-      response: { 200: Type.Object({ data: Type.Object({ brand: BrandRef }) }) },
+      response: { 200: Type.Object({ data: Type.Object({ brand: BrandRef }) }), ...errorResponses(404) },
     },
     config: { scope: 'brand:write', feature: 'take_over_branding' },
   }, async (request) => ({ data: { brand: await brand.toggleTakeOver(authOf(request)) } }));

@@ -3,7 +3,7 @@
  * (one row each), and a logo stored like page images (processed to WebP
  * under a content-hashed key, so its URL never changes meaning).
  */
-import { createHash } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
 import { eq, sql } from 'drizzle-orm';
 import sharp from 'sharp';
 import type { Db, DbOrTx } from '../../platform/db/database.ts';
@@ -155,9 +155,13 @@ export class BrandService {
     return this.load(this.db, caller.workspaceId);
   }
 
+  /**
+   * Stores the logo under a key of its own: the content hash plus random bits, so no two writes (even of
+   * the same bytes) share a file, and deleting the file a write replaced can never remove another's.
+   */
   private async storeLogo(workspaceId: number, logo: LogoUpload) {
     const processed = await processLogo(logo.bytes);
-    const key = logoKey(workspaceId, processed.hash);
+    const key = logoKey(workspaceId, processed.hash.slice(0, 16) + randomBytes(8).toString('hex'));
     await this.storage.put(key, processed.body, { contentType: 'image/webp' });
     return { logoKey: key, logoWidth: processed.width, logoHeight: processed.height };
   }
@@ -186,24 +190,38 @@ export class BrandService {
     }
   }
 
-  /** Changes the fields sent (an empty value clears one); `file` replaces the logo, `logo: ''` removes it. */
+  /**
+   * Changes the fields sent (an empty value clears one); `file` replaces the logo, `logo: ''` removes it.
+   * Replacement is atomic: the new file is written first, the row is switched under a row lock (so two
+   * updates at once apply one after the other, each replacing what the other left), and the file the
+   * row pointed to is deleted only after the commit. A failed write deletes the new file instead.
+   */
   async update(caller: BrandCaller, input: Partial<BrandFieldsInput> & { id: number; removeLogo?: boolean }, logo: LogoUpload | null): Promise<BrandRecord> {
-    const [current] = await this.db.select().from(brands).where(eq(brands.workspaceId, caller.workspaceId));
+    const [found] = await this.db.select({ id: brands.id }).from(brands).where(eq(brands.workspaceId, caller.workspaceId));
     // Another workspace's brand id answers exactly like a missing brand.
-    if (!current || current.id !== input.id) throw ERRORS.notFound('Brand');
+    if (!found || found.id !== input.id) throw ERRORS.notFound('Brand');
     const stored: { logoKey?: string | null; logoWidth?: number | null; logoHeight?: number | null } =
       logo ? await this.storeLogo(caller.workspaceId, logo) : input.removeLogo ? { logoKey: null, logoWidth: null, logoHeight: null } : {};
     const now = new Date();
-    const record = await this.db.transaction(async (tx) => {
-      await tx.update(brands).set({ ...brandColumns(input), ...stored, updatedAt: now }).where(eq(brands.id, current.id));
-      const colors = colorColumns(input);
-      if (Object.keys(colors).length > 0) await tx.update(brandColors).set({ ...colors, updatedAt: now }).where(eq(brandColors.brandId, current.id));
-      const social = socialColumns(input);
-      if (Object.keys(social).length > 0) await tx.update(brandSocialMedia).set({ ...social, updatedAt: now }).where(eq(brandSocialMedia.brandId, current.id));
-      return (await this.load(tx, caller.workspaceId))!;
-    });
-    // The old logo's URL is immutable and now unused: remove the file (same bytes make the same key, so keep it then).
-    if (stored.logoKey !== undefined && current.logoKey && current.logoKey !== stored.logoKey) await this.storage.delete(current.logoKey).catch(() => undefined);
+    let replacedKey: string | null = null;
+    let record: BrandRecord;
+    try {
+      record = await this.db.transaction(async (tx) => {
+        const [current] = await tx.select({ logoKey: brands.logoKey }).from(brands).where(eq(brands.id, found.id)).for('update');
+        if (stored.logoKey !== undefined) replacedKey = current?.logoKey ?? null;
+        await tx.update(brands).set({ ...brandColumns(input), ...stored, updatedAt: now }).where(eq(brands.id, found.id));
+        const colors = colorColumns(input);
+        if (Object.keys(colors).length > 0) await tx.update(brandColors).set({ ...colors, updatedAt: now }).where(eq(brandColors.brandId, found.id));
+        const social = socialColumns(input);
+        if (Object.keys(social).length > 0) await tx.update(brandSocialMedia).set({ ...social, updatedAt: now }).where(eq(brandSocialMedia.brandId, found.id));
+        return (await this.load(tx, caller.workspaceId))!;
+      });
+    } catch (error) {
+      if (stored.logoKey) await this.storage.delete(stored.logoKey).catch(() => undefined);
+      throw error;
+    }
+    // Committed: the replaced file is unused (its key was this row's alone) and can go.
+    if (replacedKey && replacedKey !== stored.logoKey) await this.storage.delete(replacedKey).catch(() => undefined);
     return record;
   }
 

@@ -7,6 +7,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { ERRORS } from '../../platform/errors.ts';
 import { authOf } from '../../platform/http/route-config.ts';
+import { MAX_JSON_DEPTH, jsonNestsDeeperThan, tooDeep } from '../../platform/http/input-guard.ts';
 import { WEBHOOK_TOPICS, type ConnectorService, type WebhookInput } from './connector.service.ts';
 
 declare module 'fastify' {
@@ -56,9 +57,12 @@ const WorkspaceRecord = Type.Object({ can_rename: Type.Boolean(), id: Type.Integ
 
 export const connectorRoutes: FastifyPluginAsyncTypebox<{ connector: ConnectorService }> = async (app, { connector }) => {
   // This plugin's JSON parser keeps the bytes: the HMAC is over them, not over a re-serialisation.
+  // It replaces the service's parser here, so it applies the same depth bound.
+  app.removeContentTypeParser('application/json');
   app.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request, body, done) => {
     const raw = body as Buffer;
     request.rawBody = raw;
+    if (jsonNestsDeeperThan(raw.toString('utf8'), MAX_JSON_DEPTH)) return done(tooDeep(), undefined);
     try {
       done(null, raw.length === 0 ? undefined : JSON.parse(raw.toString('utf8')));
     } catch {

@@ -9,6 +9,7 @@ import { minimumPlanFor, planAllows, FEATURES } from '../auth/plans.ts';
 import { ERRORS } from '../errors.ts';
 import type { WorkspacesService } from '../../modules/workspaces/workspaces.service.ts';
 import type { RateLimitStore } from './rate-limit-store.ts';
+import { queryParameterName } from '../logger.ts';
 
 export interface RateLimits {
   workspacePerMinute: number;
@@ -18,6 +19,23 @@ export interface RateLimits {
 
 const WINDOW_MS = 60_000;
 
+/**
+ * A key sent as a percent-encoded spelling of `api_key` (`api%5Fkey`,
+ * `%61pi_key`) is refused: the router decodes the name and would accept it,
+ * but proxies, CDNs and log pipelines outside this service match the plain
+ * name when they scrub URLs, so such a key would leak there.
+ */
+function refuseEncodedApiKeyName(url: string): void {
+  const queryStart = url.indexOf('?');
+  if (queryStart === -1) return;
+  for (const pair of url.slice(queryStart + 1).split('&')) {
+    const raw = pair.split('=', 1)[0]!;
+    if (raw !== 'api_key' && queryParameterName(pair) === 'api_key') {
+      throw ERRORS.badRequest('Spell the api_key query parameter plainly, without percent-encoding; better, send the key in the Authorization header.');
+    }
+  }
+}
+
 /** The presented key: the Authorization header, else the discouraged `api_key` query parameter. */
 export function presentedKey(request: FastifyRequest): string | null {
   const header = request.headers.authorization;
@@ -25,6 +43,7 @@ export function presentedKey(request: FastifyRequest): string | null {
     const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
     return match ? match[1]! : null;
   }
+  refuseEncodedApiKeyName(request.url);
   const query = request.query as Record<string, unknown> | undefined;
   const fromQuery = query?.api_key;
   return typeof fromQuery === 'string' && fromQuery ? fromQuery : null;

@@ -15,19 +15,47 @@ import { openApiWebhooks } from '../../modules/webhooks/webhooks.openapi.ts';
 export const API_VERSION = '1.0.0';
 
 const ERROR_DESCRIPTIONS: Record<number, string> = {
-  400: 'Bad request: malformed JSON or a request the operation cannot take.',
+  400: 'Bad request (BadRequestException): malformed JSON or URL, a JSON body nested more than 64 levels, a malformed multipart body, a percent-encoded `api_key` name, or a request the operation cannot take.',
   401: 'The API key is missing, wrong or revoked (AuthenticationException).',
   403: 'The key lacks the scope (AuthorizationException; details list required_scope and granted_scopes) or the plan lacks the feature (PlanRestrictionException).',
   404: 'Not found (ModelNotFoundException). Records of other workspaces answer exactly like missing ones.',
   409: 'Conflict (ConflictException, IdempotencyInProgressException).',
   413: 'The body is larger than accepted (PayloadTooLargeException).',
-  415: 'Unsupported Content-Type (UnsupportedMediaTypeException).',
-  422: 'Validation failed (ValidationException; details map each field to its messages), or an Idempotency-Key reused with another request (IdempotencyKeyReusedException).',
+  414: 'A path segment is longer than 2048 characters (URITooLongException).',
+  415: 'Unsupported Content-Type (UnsupportedMediaTypeException); the message quotes the type sent.',
+  422: 'Validation failed (ValidationException; details map each field to its messages: schema rules, NUL characters or unpaired surrogates in any text, numbers out of range), or an Idempotency-Key reused with another request (IdempotencyKeyReusedException).',
   429: 'Rate limit exceeded (RateLimitException); Retry-After gives the seconds to wait.',
   500: 'Unexpected error (InternalServerError); no internal detail is returned.',
 };
 
 const errorResponse = (status: number) => ({ description: ERROR_DESCRIPTIONS[status] ?? 'Error', $ref: 'ErrorEnvelope#' });
+
+/**
+ * Error responses a route adds by its own logic (a 404 for a body field, a 409 of a state conflict),
+ * documented with the envelope: `response: { 200: …, ...errorResponses(404, 409) }`.
+ */
+export function errorResponses(...statuses: number[]): Record<number, ReturnType<typeof errorResponse>> {
+  return Object.fromEntries(statuses.map((status) => [status, errorResponse(status)]));
+}
+
+const BODY_METHODS = ['POST', 'PUT', 'PATCH', 'DELETE'];
+
+/**
+ * The error statuses every operation can answer through the platform (guard,
+ * input checks, body parsing, idempotency, the error handler), added to each
+ * route as it is registered, so a new route documents them without listing
+ * them. A route lists only the statuses its own logic adds (404 of a body
+ * field, 409 of a state conflict, 502 …).
+ */
+export function platformStatuses(route: Pick<RouteOptions, 'url' | 'method'>, config: { public?: boolean }): number[] {
+  const method = (Array.isArray(route.method) ? route.method[0] : route.method) ?? 'GET';
+  const statuses = [400, 422, 429, 500];
+  if (!config.public) statuses.push(401, 403);
+  if (route.url.includes(':') || route.url.includes('*')) statuses.push(404, 414);
+  if (BODY_METHODS.includes(method)) statuses.push(413, 415);
+  if (BODY_METHODS.includes(method) && !config.public) statuses.push(409);
+  return statuses.sort();
+}
 
 /** Adds shared responses and documentation to every API route as it is registered. */
 function decorateRoute(route: RouteOptions): void {
@@ -35,15 +63,8 @@ function decorateRoute(route: RouteOptions): void {
   if (schema.hide) return;
   const config = (route.config ?? {}) as { scope?: string | string[]; feature?: keyof typeof FEATURES; public?: boolean };
   const response = (schema.response ??= {});
-  const statuses = new Set<number>([500]);
   const method = (Array.isArray(route.method) ? route.method[0] : route.method) ?? 'GET';
-  if (!config.public) [401, 403, 429].forEach((s) => statuses.add(s));
-  else statuses.add(429);
-  if (route.url.includes(':')) statuses.add(404);
-  if (schema.body || schema.querystring || schema.params) statuses.add(422);
-  if (['POST', 'PUT', 'PATCH'].includes(method)) [400, 413, 415].forEach((s) => statuses.add(s));
-  if (['POST', 'PUT', 'PATCH', 'DELETE'].includes(method) && !config.public) [409, 422].forEach((s) => statuses.add(s));
-  for (const status of statuses) response[status] ??= errorResponse(status);
+  for (const status of platformStatuses(route, config)) response[status] ??= errorResponse(status);
 
   const lines: string[] = [];
   if (schema.description) lines.push(String(schema.description), '');
@@ -73,6 +94,7 @@ export async function registerOpenApi(app: FastifyInstance, options: { publicBas
       info: {
         title: 'Flipbook API',
         version: API_VERSION,
+        license: { name: 'MIT', identifier: 'MIT' },
         description: [
           'Turns uploaded documents into flipbooks: page-turning publications with a public reader, access control, analytics and webhooks.',
           '',
@@ -82,6 +104,8 @@ export async function registerOpenApi(app: FastifyInstance, options: { publicBas
             Object.entries(ERROR_TYPES).map(([type, status]) => `\`${type}\` (${status})`).join(', ') + '.',
           '',
           '**Pagination:** cursor based: follow `meta.next_cursor` while `meta.has_more` is true. Cursors are opaque.',
+          '',
+          '**Answers before any operation:** a request the HTTP parser refuses gets the same envelope: 400 (not valid HTTP), 408 (`RequestTimeoutException`), 431 (`RequestHeaderFieldsTooLargeException`: headers over 16 KB); an unknown path 404 (`RouteNotFoundException`), a known path with another method 405 (`MethodNotAllowedException`, with `Allow`). A trailing slash is ignored.',
           '',
           '**Rate limits:** 1,000 requests a minute per workspace, 100 a minute per workspace and operation, 10 a minute per IP without a key. Every response carries `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset`; a 429 carries `Retry-After`.',
         ].join('\n'),

@@ -5,10 +5,14 @@
  * so a page never skips or repeats a row, whatever the sort.
  *
  * Cursors are opaque to clients (base64url JSON bound to the sort they were
- * made for); a malformed or mismatched cursor is a 422 on `cursor`.
+ * made for); a malformed or mismatched cursor is a 422 on `cursor`. A cursor
+ * is client input: its value must fit the sort's SQL type (a safe integer, a
+ * valid timestamp, text without NUL) and its id a bigint, or the comparison
+ * would fail in the database instead.
  */
 import { asc, desc, sql, type AnyColumn, type SQL } from 'drizzle-orm';
 import { ERRORS } from '../errors.ts';
+import { textProblem } from './input-guard.ts';
 
 export type SortValue = string | number | null;
 
@@ -36,12 +40,28 @@ export function encodeCursor(sort: KeysetSort, row: Record<string, unknown>, id:
   return Buffer.from(JSON.stringify(payload)).toString('base64url');
 }
 
+const ISO_TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,6})?(?:Z|[+-]\d{2}:\d{2})$/;
+
+/** Whether a cursor's sort value can be cast to the sort's SQL type. */
+function fitsCast(cast: KeysetSort['cast'], value: unknown): boolean {
+  if (value === null) return true;
+  switch (cast) {
+    case 'bigint':
+      return Number.isSafeInteger(value) || (typeof value === 'string' && /^-?\d{1,15}$/.test(value));
+    case 'timestamptz':
+      return typeof value === 'string' && ISO_TIMESTAMP.test(value) && !Number.isNaN(Date.parse(value));
+    case 'text':
+      return typeof value === 'string' && value.length <= 1024 && textProblem(value) === null;
+  }
+}
+
 export function decodeCursor(sort: KeysetSort, cursor: string | undefined): CursorPayload | null {
   if (!cursor) return null;
   try {
     const payload = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as CursorPayload;
-    if (payload.s !== sort.name || !Number.isInteger(payload.i)) throw new Error('mismatch');
-    if (!['string', 'number'].includes(typeof payload.v) && payload.v !== null) throw new Error('bad value');
+    if (!payload || typeof payload !== 'object' || payload.s !== sort.name) throw new Error('mismatch');
+    if (!Number.isSafeInteger(payload.i) || payload.i < 0) throw new Error('bad id');
+    if (!fitsCast(sort.cast, payload.v)) throw new Error('bad value');
     return payload;
   } catch {
     throw ERRORS.validation({ cursor: ['The cursor is invalid or belongs to another sort; use meta.next_cursor of the previous page unchanged.'] });
@@ -52,7 +72,8 @@ export function decodeCursor(sort: KeysetSort, cursor: string | undefined): Curs
 export function afterCursor(sort: KeysetSort, cursor: CursorPayload | null): SQL | undefined {
   if (!cursor) return undefined;
   const value = sql`cast(${cursor.v} as ${sql.raw(sort.cast)})`;
-  return sort.direction === 'asc' ? sql`(${sort.key}, ${sort.id}) > (${value}, ${cursor.i})` : sql`(${sort.key}, ${sort.id}) < (${value}, ${cursor.i})`;
+  const id = sql`cast(${cursor.i} as bigint)`;
+  return sort.direction === 'asc' ? sql`(${sort.key}, ${sort.id}) > (${value}, ${id})` : sql`(${sort.key}, ${sort.id}) < (${value}, ${id})`;
 }
 
 export function orderOf(sort: KeysetSort): SQL[] {

@@ -2,9 +2,10 @@
  * Outgoing mail. With SMTP_URL set, messages go out through SMTP
  * (nodemailer); without it they stay in the local outbox (the mail_messages
  * table, listed by `flipbook mail list`) so sign-in links work on a fresh
- * machine. Every message is recorded either way. In development the body is
- * also logged, since it is how a developer gets the link; never in
- * production, where links are secrets.
+ * machine. Every message is recorded either way. Bodies and addresses are
+ * never logged, in any mode: a sign-in mail holds a usable link and the
+ * address is a reader's; the log names the message id, which
+ * `flipbook mail list` shows.
  */
 import { desc, eq } from 'drizzle-orm';
 import nodemailer, { type Transporter } from 'nodemailer';
@@ -26,8 +27,6 @@ export interface MailerOptions {
   /** smtp://user:pass@host:587 or smtps://…; empty: local outbox only. */
   smtpUrl: string;
   from: string;
-  /** Log message bodies (development only). */
-  logBodies: boolean;
 }
 
 export class Mailer {
@@ -46,9 +45,9 @@ export class Mailer {
   /** Sends (or keeps in the outbox) and records the message. A failed SMTP delivery is recorded, then thrown. */
   async send(message: MailMessage): Promise<MailRow> {
     const base = { workspaceId: message.workspaceId ?? null, to: message.to, subject: message.subject, text: message.text, html: message.html ?? null };
-    if (this.options.logBodies) this.options.logger.info({ mail: { to: message.to, subject: message.subject, text: message.text } }, 'mail');
     if (!this.transport) {
       const [row] = await this.options.db.insert(mailMessages).values({ ...base, status: 'outbox' }).returning();
+      this.options.logger.info({ mailId: row!.id }, 'mail kept in the local outbox (no SMTP_URL): read it with `npx flipbook mail list`');
       return row!;
     }
     try {
@@ -56,7 +55,7 @@ export class Mailer {
     } catch (error) {
       const reason = error instanceof Error ? error.message : String(error);
       await this.options.db.insert(mailMessages).values({ ...base, status: 'failed', error: reason.slice(0, 1000) });
-      this.options.logger.error({ err: { message: reason }, to: message.to }, 'mail delivery failed');
+      this.options.logger.error({ err: error }, 'mail delivery failed');
       throw error;
     }
     const [row] = await this.options.db.insert(mailMessages).values({ ...base, status: 'sent', sentAt: new Date() }).returning();

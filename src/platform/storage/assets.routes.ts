@@ -9,8 +9,8 @@ import type { FastifyPluginAsync } from 'fastify';
 import { ERRORS } from '../errors.ts';
 import type { Storage } from './storage.ts';
 
-/** Page images, brand logos (content-hashed keys, see brand.service.ts) and template thumbnails (versioned keys, template-thumbnails.ts). */
-const PUBLIC_ASSET = /^(books\/[A-Za-z0-9_-]+\/[A-Za-z0-9_-]+\/p\d+-w\d+\.(webp|jpeg)|brands\/\d+\/logo-[0-9a-f]{32}\.webp|templates\/v\d+\/\d+\/thumbnail-w\d+\.webp)$/;
+/** Page images, brand logos (content-hashed keys, see brand.service.ts) and template thumbnails (versioned keys, template-thumbnails.ts); every part bounded. */
+const PUBLIC_ASSET = /^(books\/[A-Za-z0-9_-]{1,64}\/[A-Za-z0-9_-]{1,64}\/p\d{1,6}-w\d{1,5}\.(webp|jpeg)|brands\/\d{1,10}\/logo-[0-9a-f]{32}\.webp|templates\/v\d{1,4}\/\d{1,10}\/thumbnail-w\d{1,5}\.webp)$/;
 
 export const assetsRoutes: FastifyPluginAsync<{ storage: Storage }> = async (app, { storage }) => {
   app.get('/assets/*', {

@@ -46,7 +46,8 @@ export class LocalStorage implements Storage {
       const s = await stat(this.pathOf(key));
       return s.isFile() ? { size: s.size, contentType: contentTypeFor(key) } : null;
     } catch (error) {
-      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return null;
+      // A name too long for the file system, or a file where a folder is expected, cannot be a stored object either.
+      if (['ENOENT', 'ENAMETOOLONG', 'ENOTDIR'].includes((error as NodeJS.ErrnoException).code ?? '')) return null;
       throw error;
     }
   }

@@ -1,0 +1,178 @@
+/**
+ * Every flow that handles a secret or a reader's personal data, for the
+ * "nothing secret in any log" test (secrets-in-logs.test.ts). Each flow
+ * drives the real service and returns the values that must never be logged.
+ *
+ * A new area that handles secrets adds its flow to SECRET_FLOWS (for
+ * example webhook signing secrets: create a subscription, send a test
+ * delivery, rotate the secret, and return every secret value seen).
+ */
+import assert from 'node:assert/strict';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { eventually, type TestService } from '../helpers.ts';
+import { insertBook } from '../factories.ts';
+import type { LogCapture } from './log-capture.ts';
+
+export interface SecretFlowContext {
+  svc: TestService;
+  /** A Company workspace with an all-scope key. */
+  ws: { id: number; key: string };
+  logs: LogCapture;
+}
+
+export interface SecretFlow {
+  name: string;
+  /** Drives the flow; returns every secret or personal value it used. */
+  run(ctx: SecretFlowContext): Promise<string[]>;
+}
+
+export const BROWSER_UA = 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36';
+const unique = (prefix: string) => `${prefix}${randomBytes(9).toString('hex')}`;
+
+export async function fetchPublic(svc: TestService, route: string, init: RequestInit & { json?: unknown } = {}) {
+  const headers = new Headers(init.headers);
+  headers.set('user-agent', BROWSER_UA);
+  let body = init.body;
+  if (init.json !== undefined) {
+    headers.set('content-type', 'application/json');
+    body = JSON.stringify(init.json);
+  }
+  const response = await fetch(`${svc.url}${route}`, { ...init, headers, body, redirect: 'manual' });
+  return { status: response.status, headers: response.headers, text: await response.text() };
+}
+
+async function bulkSettings(svc: TestService, ws: { key: string }, ids: string[], settings: Record<string, unknown>) {
+  const read = await svc.request('POST', '/v1/books/bulk-settings/summary', { key: ws.key, body: { book_ids: ids } });
+  assert.equal(read.status, 200, read.text);
+  return svc.request('POST', '/v1/books/bulk-settings/batches', {
+    key: ws.key,
+    body: { books: read.body.data.books.map((b: { id: string; settings_revision: string }) => ({ id: b.id, settings_revision: b.settings_revision })), settings },
+  });
+}
+
+async function waitForBulk(svc: TestService, key: string, id: string) {
+  return eventually(async () => {
+    const res = await svc.request('GET', `/v1/books/bulk-settings/batches/${id}`, { key });
+    return ['completed', 'cancelled'].includes(res.body?.data?.status) && res.body.data.finished_at ? res.body.data : null;
+  }, { timeoutMs: 60_000 });
+}
+
+async function enableLeadForm(svc: TestService, key: string, randomId: string) {
+  const res = await svc.request('PUT', `/v1/books/${randomId}/lead-form`, {
+    key, body: { enabled: true, fields: [{ name: 'name', required: true }, { name: 'phone', required: false }, { name: 'email', required: true }] },
+  });
+  assert.equal(res.status, 200, res.text);
+}
+
+export const SECRET_FLOWS: SecretFlow[] = [
+  {
+    name: 'API keys: header, query parameter and its percent-encoded spellings',
+    async run({ svc, ws }) {
+      const header = await svc.request('GET', '/v1/me', { key: ws.key });
+      assert.equal(header.status, 200);
+      const wrong = `wsk_live_${randomBytes(32).toString('base64url')}`;
+      assert.equal((await svc.request('GET', '/v1/me', { key: wrong })).status, 401);
+      const query = await fetch(`${svc.url}/v1/me?api_key=${ws.key}`);
+      assert.equal(query.status, 200);
+      for (const spelling of ['api%5Fkey', '%61pi_key', 'api%5fkey', '%61%70%69%5f%6b%65%79']) {
+        const res = await fetch(`${svc.url}/v1/books?limit=2&${spelling}=${ws.key}`);
+        assert.equal(res.status, 400, `${spelling} is refused`);
+        assert.equal(((await res.json()) as { error: { type: string } }).error.type, 'BadRequestException');
+      }
+      assert.equal((await fetch(`${svc.url}/v1/me?API_KEY=${ws.key}`)).status, 401);
+      assert.equal((await fetch(`${svc.url}/v1/me?api_key=${wrong}&x=1`)).status, 401);
+      // On a public route the key is not read, but the URL is still logged.
+      await fetch(`${svc.url}/v1/health?api%5Fkey=${ws.key}&api_key=${ws.key}`);
+      return [ws.key, wrong];
+    },
+  },
+  {
+    name: 'sign-in links: requested, opened and left unopened; the session cookie; the reader address',
+    async run({ svc, ws, logs }) {
+      const email = `${unique('reader-')}@example.com`;
+      const book = await insertBook(svc, ws.id, { status: 'publish', pageCount: 2 });
+      const listed = await svc.request('POST', '/v1/subscribers', { key: ws.key, body: { book_id: book.randomId, email } });
+      assert.equal(listed.status, 201, listed.text);
+      const ask = () => fetchPublic(svc, `/read/${book.randomId}/access`, { method: 'POST', json: { email } });
+      assert.equal((await ask()).status, 200);
+      assert.equal((await ask()).status, 200);
+      const links = (await svc.runtime.services.mailer.list({ to: email })).map((m) => /(\/read\/\S+\/access\/([A-Za-z0-9_-]{43}))/.exec(m.text)!);
+      assert.equal(links.length, 2);
+      const opened = await fetchPublic(svc, links[0]![1]!);
+      assert.equal(opened.status, 303);
+      const cookie = opened.headers.get('set-cookie')!.split(';')[0]!;
+      assert.equal((await fetchPublic(svc, `/read/${book.randomId}`, { headers: { cookie } })).status, 200);
+      // Used again: refused, and the token is still not logged.
+      assert.equal((await fetchPublic(svc, links[0]![1]!)).status, 410);
+      // The request line is logged with a hash prefix in place of the token.
+      assert.ok(logs.entries(/incoming request/).some((e) => /\/access\/\[sha256:[0-9a-f]{12}\]$/.test(e.req?.url)), 'the opened link is logged with a hash prefix');
+      return [links[0]![2]!, links[1]![2]!, cookie.split('=').slice(1).join('='), email];
+    },
+  },
+  {
+    name: 'pdf_password: book update and bulk settings',
+    async run({ svc, ws }) {
+      const [one, two] = [await insertBook(svc, ws.id), await insertBook(svc, ws.id)];
+      const updatePassword = unique('pw-update-');
+      const update = await svc.request('PUT', `/v1/books/${one.randomId}`, { key: ws.key, body: { status: 'publish', pdf_password: updatePassword } });
+      assert.equal(update.status, 200, update.text);
+      const bulkPassword = unique('pw-bulk-');
+      const batch = await bulkSettings(svc, ws, [one.randomId, two.randomId], { pdf_password: bulkPassword });
+      assert.equal(batch.status, 202, batch.text);
+      const done = await waitForBulk(svc, ws.key, batch.body.data.id);
+      assert.equal(done.progress.succeeded, 2);
+      return [updatePassword, bulkPassword];
+    },
+  },
+  {
+    name: 'leads: a reader’s e-mail, name and phone',
+    async run({ svc, ws }) {
+      const book = await insertBook(svc, ws.id, { status: 'publish', pageCount: 3 });
+      await enableLeadForm(svc, ws.key, book.randomId);
+      const lead = { email: `${unique('lead-')}@example.org`, name: unique('Zelda Quill '), phone: `+44 20 ${Math.floor(1e7 + Math.random() * 9e7)}` };
+      const res = await fetchPublic(svc, `/read/${book.randomId}/lead`, { method: 'POST', json: { session_id: randomUUID(), seq: 0, page: 2, ...lead } });
+      assert.equal(res.status, 200, res.text);
+      return [lead.email, lead.name, lead.phone];
+    },
+  },
+  {
+    name: 'database write failures: the failed statement’s values (passwords, lead data) are not logged',
+    async run({ svc, ws, logs }) {
+      const runner = svc.runtime.database.runner;
+      const [target, bulkTarget, leadBook] = [await insertBook(svc, ws.id), await insertBook(svc, ws.id), await insertBook(svc, ws.id, { status: 'publish', pageCount: 3 })];
+      await enableLeadForm(svc, ws.key, leadBook.randomId);
+      // The DETAIL carries the whole row, as a constraint violation's detail carries the key's value.
+      await runner.executeSql(`
+        create function flipbook_test_fail_write() returns trigger language plpgsql as $$
+        begin raise exception 'forced write failure' using detail = 'Failing row contains ' || row_to_json(NEW)::text; end $$;
+        create trigger flipbook_test_fail_books before update on books for each row
+          when (NEW.id in (${target.id}, ${bulkTarget.id}) and NEW.pdf_password is distinct from OLD.pdf_password) execute function flipbook_test_fail_write();
+        create trigger flipbook_test_fail_leads before insert on leads for each row execute function flipbook_test_fail_write();`);
+      try {
+        const password = unique('pw-failing-');
+        const update = await svc.request('PUT', `/v1/books/${target.randomId}`, { key: ws.key, body: { status: 'draft', pdf_password: password } });
+        assert.equal(update.status, 500, update.text);
+        assert.equal(update.body.error.type, 'InternalServerError');
+        assert.doesNotMatch(update.text, /forced|pw-failing/);
+
+        const bulkPassword = unique('pw-bulk-failing-');
+        const batch = await bulkSettings(svc, ws, [bulkTarget.randomId], { pdf_password: bulkPassword });
+        assert.equal(batch.status, 202, batch.text);
+
+        const lead = { email: `${unique('failing-lead-')}@example.net`, name: unique('Yorick Failing ') };
+        const submitted = await fetchPublic(svc, `/read/${leadBook.randomId}/lead`, { method: 'POST', json: { session_id: randomUUID(), seq: 0, page: 1, ...lead } });
+        assert.equal(submitted.status, 500, submitted.text);
+
+        // The failures were logged (with the statement, not its values), by the request and by the job.
+        const failed = (e: Record<string, any>) => JSON.stringify(e.err ?? {}).includes('forced write failure');
+        await eventually(async () => logs.entries(/job failed/).some(failed), { timeoutMs: 30_000 });
+        const logged = logs.entries(/unhandled error/).filter(failed);
+        assert.equal(logged.length, 2, 'both request failures are logged');
+        assert.match(logged[0]!.err.message, /^Failed query: update "books"[^]*\nparams: \[REDACTED\]$/);
+        return [password, bulkPassword, lead.email, lead.name];
+      } finally {
+        await runner.executeSql(`drop trigger flipbook_test_fail_books on books; drop trigger flipbook_test_fail_leads on leads; drop function flipbook_test_fail_write();`);
+      }
+    },
+  },
+];

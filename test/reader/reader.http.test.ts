@@ -57,7 +57,8 @@ describe('reader over HTTP', () => {
     assert.equal(ld.url, book.url);
     // The page text is real HTML (text view), and the cover a real image with srcset.
     for (let n = 1; n <= 6; n++) assert.ok(html.includes(`Page ${n} of 6`), `text of page ${n}`);
-    assert.match(html, /<img class="ssr-img" data-page="1" alt="Page 1" src="[^"]+" srcset="[^"]+ 320w, [^"]+ 1024w, [^"]+ 2048w" sizes="/);
+    assert.match(html, /<img class="ssr-lo" alt="Page 1" src="[^"]+320[^"]*"/);
+    assert.match(html, /<img class="ssr-img" data-page="1" alt="" src="[^"]+" srcset="[^"]+ 320w, [^"]+ 1024w, [^"]+ 2048w" sizes="/);
   });
 
   it('sends a strict Content-Security-Policy, allows framing and runs no inline script', async () => {

@@ -195,16 +195,21 @@ export function renderReaderPage(input: ReaderPageInput): string {
   if (settings.sound_enabled) tools.push(`<button type="button" class="btn" id="sound" aria-label="Page-turn sound" title="Page-turn sound" aria-pressed="true">${icon('soundOn', 'on')}${icon('soundOff', 'off')}</button>`);
   if (settings.fullscreen_enabled) tools.push(`<button type="button" class="btn" id="fullscreen" aria-label="Full screen" title="Full screen" aria-pressed="false">${icon('fullscreen', 'on')}${icon('exitFullscreen', 'off')}</button>`);
 
-  // The cover, at once: a real image the browser starts fetching while it parses.
+  // The cover, at once: its smallest rendition (a few KB) as a stand-in, and the sharp one over it, both
+  // fetched while the browser parses; the sharp one is picked from the srcset by displayed size × DPR.
   let ssrCover = '';
   if (first && first.i.length > 0) {
     const largest = first.i[first.i.length - 1]!;
+    const smallest = first.i[0]!;
     const middle = first.i[Math.min(1, first.i.length - 1)]!;
     const srcset = first.i.map(([w, , s]) => `${escapeHtml(data.img + s)} ${w}w`).join(', ');
     const sizes = `min(100vw, calc((100vh - 112px) * ${ratio.toFixed(4)}))`;
+    const lo = first.i.length > 1
+      ? `<img class="ssr-lo" alt="Page 1" src="${escapeHtml(data.img + smallest[2])}" width="${smallest[0]}" height="${smallest[1]}" fetchpriority="high" draggable="false">`
+      : '';
     ssrCover =
-      `<div class="view ssr"><img class="ssr-img" data-page="1" alt="Page 1" src="${escapeHtml(data.img + middle[2])}" srcset="${srcset}" sizes="${sizes}" ` +
-      `width="${largest[0]}" height="${largest[1]}" fetchpriority="high" decoding="async" draggable="false"></div>`;
+      `<div class="view ssr"><div class="ssr-box">${lo}<img class="ssr-img" data-page="1" alt="${lo ? '' : 'Page 1'}" src="${escapeHtml(data.img + middle[2])}" srcset="${srcset}" sizes="${sizes}" ` +
+      `width="${largest[0]}" height="${largest[1]}" decoding="async" draggable="false"${lo ? ' aria-hidden="true"' : ' fetchpriority="high"'}></div></div>`;
   }
 
   const texts = textSections(content.texts, settings.accessibility_enabled);

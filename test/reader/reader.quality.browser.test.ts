@@ -10,7 +10,7 @@ import { after, before, describe, it } from 'node:test';
 import type { Browser, CDPSession, Page } from 'playwright-core';
 import { makePdf } from '../documents.ts';
 import { startService, type TestService } from '../helpers.ts';
-import { CHROMIUM_SKIP, PHONE, launchBrowser, openReader, openTab, publishBook, waitForPages, type ReaderTab } from './browser.ts';
+import { CHROMIUM_SKIP, PHONE, launchBrowser, openReader, openTab, publishBook, screenshot, visiblePages as visiblePagesOf, waitForPages, type ReaderTab } from './browser.ts';
 
 /** The throttled profile of the issue: 9 Mbit/s down, 60 ms latency. */
 export async function throttle(cdp: CDPSession, downMbit = 9, latencyMs = 60): Promise<void> {
@@ -109,6 +109,101 @@ describe('the reader, as readers judge it', { skip: CHROMIUM_SKIP }, () => {
     await page.keyboard.press('End');
     await waitForPages(page, '14');
     assert.deepEqual(await whitePages(page), []);
+    assert.deepEqual(t.problems, []);
+  });
+
+  const zoomOf = (page: Page) => page.evaluate(() => Number(document.documentElement.dataset.zoom ?? 1));
+
+  it('zooms with Ctrl + wheel about the pointer and with the zoom control, to 4×, with a sharper rendition for the zoomed page', async () => {
+    const t = await tab();
+    const { page } = t;
+    await openReader(page, `${book.url}#page=2`);
+    await waitForPages(page, '2,3');
+    const before = await page.waitForFunction(() => document.querySelector<HTMLImageElement>('#stage .page[data-page="2"] img.hi.ready')?.naturalWidth ?? 0);
+    const widthAt1 = (await before.jsonValue()) as number;
+    const stage = (await page.locator('#stage').boundingBox())!;
+    await page.mouse.move(stage.x + stage.width * 0.4, stage.y + stage.height * 0.4);
+    await page.keyboard.down('Control');
+    await page.mouse.wheel(0, -70);
+    await page.mouse.wheel(0, -70);
+    await page.keyboard.up('Control');
+    await page.waitForFunction(() => Number(document.documentElement.dataset.zoom) >= 4);
+    assert.equal(await visiblePagesOf(page), '2,3', 'zooming does not turn');
+    const sharp = await page.waitForFunction((was) => {
+      const el = document.querySelector<HTMLElement>('#stage .page[data-page="2"]')!;
+      const img = el.querySelector<HTMLImageElement>('img.hi.ready');
+      return img && img.naturalWidth > was ? { natural: img.naturalWidth, screen: el.getBoundingClientRect().width * devicePixelRatio } : null;
+    }, widthAt1);
+    const { natural, screen } = (await sharp.jsonValue())!;
+    assert.ok(natural >= Math.min(2048, screen * 0.95), `a ${natural} px rendition for ${screen} screen px`);
+    await screenshot(page, 'reader-zoomed-desktop');
+    // The control steps down and back; 0 resets; a turn resets.
+    await page.click('#zoom-out');
+    await page.waitForFunction(() => Number(document.documentElement.dataset.zoom) === 4);
+    await page.keyboard.press('0');
+    await page.waitForFunction(() => document.documentElement.dataset.zoom === '1');
+    await page.click('#zoom-in');
+    await page.waitForFunction(() => document.documentElement.dataset.zoom === '1.5');
+    await page.keyboard.press('ArrowRight');
+    await waitForPages(page, '4,5');
+    assert.equal(await zoomOf(page), 1);
+    assert.deepEqual(t.problems, []);
+  });
+
+  it('pinches to 4× with two fingers on a phone and pans by drag; double-tap zooms to the point and back, never turning', async () => {
+    const t = await tab({ viewport: PHONE, deviceScaleFactor: 3, isMobile: true, hasTouch: true });
+    const { page } = t;
+    await openReader(page, `${book.url}#page=3`);
+    await waitForPages(page, '3');
+    const cdp = await t.context.newCDPSession(page);
+    const stage = (await page.locator('#stage').boundingBox())!;
+    const cx = stage.x + stage.width / 2;
+    const cy = stage.y + stage.height / 2;
+    const touch = (type: 'touchStart' | 'touchMove' | 'touchEnd', spread: number | null) => cdp.send('Input.dispatchTouchEvent', {
+      type, touchPoints: spread === null ? [] : [{ x: cx - spread, y: cy, id: 1 }, { x: cx + spread, y: cy, id: 2 }],
+    });
+    await touch('touchStart', 30);
+    for (let spread = 40; spread <= 125; spread += 5) await touch('touchMove', spread);
+    await touch('touchEnd', null);
+    await page.waitForFunction(() => Number(document.documentElement.dataset.zoom) >= 3.9);
+    const transform = () => page.locator('.zoomer').evaluate((el) => getComputedStyle(el).transform);
+    const pinched = await transform();
+    // One finger drags the zoomed page along.
+    await cdp.send('Input.dispatchTouchEvent', { type: 'touchStart', touchPoints: [{ x: cx, y: cy, id: 3 }] });
+    for (let dx = 10; dx <= 80; dx += 10) await cdp.send('Input.dispatchTouchEvent', { type: 'touchMove', touchPoints: [{ x: cx + dx, y: cy + dx / 2, id: 3 }] });
+    await cdp.send('Input.dispatchTouchEvent', { type: 'touchEnd', touchPoints: [] });
+    await page.waitForFunction((was) => getComputedStyle(document.querySelector('.zoomer')!).transform !== was, pinched);
+    assert.equal(await visiblePagesOf(page), '3', 'neither the pinch nor the drag turned');
+    await page.waitForFunction(() => document.querySelector<HTMLImageElement>('#stage .page[data-page="3"] img.hi.ready')?.naturalWidth === 2048);
+    await screenshot(page, 'reader-zoomed-phone');
+    // Double tap (the four touch events sent back to back, so a loaded machine does not stretch them apart):
+    // out to 1×, then in to the point, and the page stays.
+    const doubleTap = () => Promise.all(['touchStart', 'touchEnd', 'touchStart', 'touchEnd'].map((type) =>
+      cdp.send('Input.dispatchTouchEvent', { type: type as 'touchStart', touchPoints: type === 'touchStart' ? [{ x: cx, y: cy, id: 9 }] : [] })));
+    await doubleTap();
+    await page.waitForFunction(() => document.documentElement.dataset.zoom === '1');
+    await doubleTap();
+    await page.waitForFunction(() => document.documentElement.dataset.zoom === '2.5');
+    assert.equal(await visiblePagesOf(page), '3');
+    assert.deepEqual(t.problems, []);
+  });
+
+  it('zooms on a double click instead of turning two pages; a click on the edge turns one', async () => {
+    const t = await tab();
+    const { page } = t;
+    await openReader(page, `${book.url}#page=4`);
+    await waitForPages(page, '4,5');
+    const book4 = (await page.locator('#stage .book').boundingBox())!;
+    await page.mouse.dblclick(book4.x + book4.width * 0.3, book4.y + book4.height / 2);
+    await page.waitForFunction(() => document.documentElement.dataset.zoom === '2.5');
+    assert.equal(await visiblePagesOf(page), '4,5');
+    await page.mouse.dblclick(book4.x + book4.width * 0.3, book4.y + book4.height / 2);
+    await page.waitForFunction(() => document.documentElement.dataset.zoom === '1');
+    assert.equal(await visiblePagesOf(page), '4,5');
+    // A double click on the right edge turns once, not twice.
+    await page.mouse.dblclick(book4.x + book4.width * 0.95, book4.y + book4.height / 2);
+    await waitForPages(page, '6,7');
+    assert.equal(await zoomOf(page), 1);
     assert.deepEqual(t.problems, []);
   });
 });

@@ -33,6 +33,8 @@ const ICONS = {
   prev: 'M15 18l-6-6 6-6',
   next: 'M9 18l6-6-6-6',
   close: 'M18 6 6 18M6 6l12 12',
+  zoomIn: 'M11 19a8 8 0 1 0 0-16 8 8 0 0 0 0 16zM21 21l-4.35-4.35M11 8v6M8 11h6',
+  zoomOut: 'M11 19a8 8 0 1 0 0-16 8 8 0 0 0 0 16zM21 21l-4.35-4.35M8 11h6',
   copy: 'M20 9h-9a2 2 0 0 0-2 2v9a2 2 0 0 0 2 2h9a2 2 0 0 0 2-2v-9a2 2 0 0 0-2-2zM5 15H4a2 2 0 0 1-2-2V4a2 2 0 0 1 2-2h9a2 2 0 0 1 2 2v1',
 } as const;
 
@@ -184,7 +186,10 @@ export function renderReaderPage(input: ReaderPageInput): string {
     analyticsScripts(brand, nonce),
   ];
 
-  const tools: string[] = [];
+  const tools: string[] = [
+    button('zoom-out', 'Zoom out', 'zoomOut', ' aria-disabled="true"'),
+    button('zoom-in', 'Zoom in', 'zoomIn'),
+  ];
   if (content.outline.length > 0) tools.push(button('open-toc', 'Table of contents', 'toc', ' data-open="dlg-toc" aria-haspopup="dialog"'));
   tools.push(button('open-thumbs', 'Page thumbnails', 'thumbs', ' data-open="dlg-thumbs" aria-haspopup="dialog"'));
   tools.push(button('open-search', 'Search', 'search', ' data-open="dlg-search" aria-haspopup="dialog"'));

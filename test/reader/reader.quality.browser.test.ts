@@ -6,6 +6,8 @@
  * Screenshots go to artifacts/reader/.
  */
 import assert from 'node:assert/strict';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, CDPSession, Page } from 'playwright-core';
 import { makePdf } from '../documents.ts';
@@ -205,5 +207,54 @@ describe('the reader, as readers judge it', { skip: CHROMIUM_SKIP }, () => {
     await waitForPages(page, '6,7');
     assert.equal(await zoomOf(page), 1);
     assert.deepEqual(t.problems, []);
+  });
+
+  it('embeds responsively: in a 360 px phone column the page is at least 300 px wide, toolbars compact, with a button to open it full screen', async () => {
+    const published = await svc.request('GET', `/v1/books/${book.randomId}`, { key });
+    const embedCode = published.body.data.embed_code as string;
+    const embedder = http.createServer((_request, response) => {
+      response.setHeader('content-type', 'text/html');
+      response.end(`<!doctype html><meta name="viewport" content="width=device-width, initial-scale=1"><title>Shop</title>` +
+        `<body style="margin:0"><div id="column" style="width:360px;margin:0 15px">${embedCode}</div><p>After the book.</p></body>`);
+    });
+    await new Promise<void>((resolve) => embedder.listen(0, '127.0.0.1', resolve));
+    try {
+      const t = await tab({ viewport: PHONE, deviceScaleFactor: 2, isMobile: true, hasTouch: true });
+      const { page } = t;
+      await page.goto(`http://127.0.0.1:${(embedder.address() as AddressInfo).port}/`);
+      const frame = (await (await page.$('iframe'))!.contentFrame())!;
+      await frame.waitForFunction(() => document.documentElement.dataset.ready === 'true');
+      // The snippet applies the height the frame asks for; then the page fills the column's width.
+      await frame.waitForFunction(() => (document.querySelector('#stage .page')?.getBoundingClientRect().width ?? 0) >= 300);
+      const pageBox = await frame.evaluate(() => document.querySelector('#stage .page')!.getBoundingClientRect().width);
+      assert.ok(pageBox >= 300, `page ${pageBox} px wide`);
+      const bars = await frame.evaluate(() => [...document.querySelectorAll<HTMLElement>('.reader > .bar')].reduce((sum, bar) => sum + bar.offsetHeight, 0));
+      assert.ok(bars <= 100, `toolbars take ${bars} px`);
+      const open = frame.locator('#open-full');
+      assert.ok(await open.isVisible(), 'the open-full-screen button shows in an embed');
+      const [popup] = await Promise.all([t.context.waitForEvent('page'), open.click()]);
+      await popup.waitForLoadState();
+      assert.match(popup.url(), new RegExp(`/read/${book.randomId}#page=1$`));
+      await popup.close();
+      assert.deepEqual(t.problems, []);
+    } finally {
+      await new Promise((resolve) => embedder.close(resolve));
+    }
+  });
+
+  it('keeps the toolbars compact on a phone and gives a landscape phone wide pages', async () => {
+    const t = await tab({ viewport: PHONE, isMobile: true, hasTouch: true });
+    const { page } = t;
+    await openReader(page, book.url);
+    assert.equal(await page.locator('#open-full').isVisible(), false, 'no open-full-screen button outside an embed');
+    const bars = await page.evaluate(() => [...document.querySelectorAll<HTMLElement>('.reader > .bar')].reduce((sum, bar) => sum + bar.offsetHeight, 0));
+    assert.ok(bars <= 100, `phone toolbars take ${bars} of 844 px`);
+    await page.setViewportSize({ width: PHONE.height, height: PHONE.width });
+    await page.waitForFunction(() => document.documentElement.dataset.spread === 'true');
+    await page.keyboard.press('ArrowRight');
+    await waitForPages(page, '2,3');
+    const width = await page.evaluate(() => document.querySelector('#stage .page[data-page="2"]')!.getBoundingClientRect().width);
+    await screenshot(page, 'reader-landscape-phone');
+    assert.ok(width >= 240, `landscape page ${width} px wide`);
   });
 });

@@ -35,6 +35,7 @@ const ICONS = {
   close: 'M18 6 6 18M6 6l12 12',
   zoomIn: 'M11 19a8 8 0 1 0 0-16 8 8 0 0 0 0 16zM21 21l-4.35-4.35M11 8v6M8 11h6',
   zoomOut: 'M11 19a8 8 0 1 0 0-16 8 8 0 0 0 0 16zM21 21l-4.35-4.35M8 11h6',
+  external: 'M15 3h6v6M10 14 21 3M18 13v6a2 2 0 0 1-2 2H5a2 2 0 0 1-2-2V8a2 2 0 0 1 2-2h6',
   copy: 'M20 9h-9a2 2 0 0 0-2 2v9a2 2 0 0 0 2 2h9a2 2 0 0 0 2-2v-9a2 2 0 0 0-2-2zM5 15H4a2 2 0 0 1-2-2V4a2 2 0 0 1 2-2h9a2 2 0 0 1 2 2v1',
 } as const;
 
@@ -198,6 +199,8 @@ export function renderReaderPage(input: ReaderPageInput): string {
   if (brand) tools.push(...socialLinks(brand));
   if (settings.downloadable) tools.push(`<a class="btn" id="download" href="${escapeHtml(input.downloadUrl)}" download aria-label="Download PDF" title="Download PDF">${icon('download')}</a>`);
   if (settings.sound_enabled) tools.push(`<button type="button" class="btn" id="sound" aria-label="Page-turn sound" title="Page-turn sound" aria-pressed="true">${icon('soundOn', 'on')}${icon('soundOff', 'off')}</button>`);
+  // Shown only inside an embed (client/embed.ts): the book on its own, in a new tab.
+  tools.push(`<a class="btn" id="open-full" href="${canonical}" target="_blank" rel="noopener" hidden aria-label="Open the book full screen (new tab)" title="Open full screen">${icon('external')}</a>`);
   if (settings.fullscreen_enabled) tools.push(`<button type="button" class="btn" id="fullscreen" aria-label="Full screen" title="Full screen" aria-pressed="false">${icon('fullscreen', 'on')}${icon('exitFullscreen', 'off')}</button>`);
 
   // The cover, at once: its smallest rendition (a few KB) as a stand-in, and the sharp one over it, both

@@ -15,6 +15,7 @@ import { setupPanels } from './panels.ts';
 import { ScrollView } from './scroll.ts';
 import { TurnSound } from './sound.ts';
 import { setupLeadForm } from './lead.ts';
+import { setupEmbed } from './embed.ts';
 import { startTracking } from './tracking.ts';
 import { Zoom } from './zoom.ts';
 
@@ -52,6 +53,7 @@ function start(): void {
   let view: PagedView | ScrollView | null = null;
   let mode = '';
   let current = 1;
+  const embedLayout = setupEmbed(data, () => current);
 
   const pageFromHash = (): number | null => {
     const match = /(?:^#|&)page=(\d+)/.exec(location.hash);
@@ -135,6 +137,7 @@ function start(): void {
       view!.layout(width, height);
     }
     changed(false);
+    embedLayout();
   };
 
   let announceTimer = 0;

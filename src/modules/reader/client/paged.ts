@@ -90,7 +90,7 @@ export class PagedView {
 
   layout(width: number, height: number): void {
     this.finish();
-    const pad = width < 600 ? 8 : 20;
+    const pad = width < 600 || height < 420 ? 8 : 20;
     const ratio = this.pages.ratio(1);
     const box = fit(Math.max(1, width - 2 * pad), Math.max(1, height - 2 * pad), this.spread ? ratio * 2 : ratio);
     this.slotW = this.spread ? box.width / 2 : box.width;

@@ -218,13 +218,14 @@ async function throttledProfile(browser: Browser, url: string): Promise<string[]
     let ratio: number;
     if (zoomable) {
       // The reader's own zoom: to 3×, then the rendition (or tiles) it loads for the page.
-      await page.evaluate(() => (window as unknown as { flipbookZoom?: (z: number) => void }).flipbookZoom?.(3));
+      while (await page.evaluate(() => Number(document.documentElement.dataset.zoom ?? 1) < 3)) await page.click('#zoom-in');
       const handle = await page.waitForFunction(() => {
         const el = document.querySelector<HTMLElement>('#stage .page[data-page="3"]');
         const img = el?.querySelector<HTMLImageElement>('img.hi.ready');
         if (!el || !img || document.documentElement.dataset.zoom !== '3') return 0;
-        const sharpness = Number(el.dataset.sharpness ?? 0);
-        return sharpness || img.naturalWidth / (el.getBoundingClientRect().width * devicePixelRatio);
+        // Settled on the rendition it wants for this zoom (it may be the largest there is).
+        if (el.dataset.want && Number(el.dataset.want) !== img.naturalWidth) return 0;
+        return img.naturalWidth / (el.getBoundingClientRect().width * devicePixelRatio);
       }, undefined, { timeout: 60_000 });
       ratio = (await handle.jsonValue()) as number;
     } else {

@@ -257,4 +257,26 @@ describe('the reader, as readers judge it', { skip: CHROMIUM_SKIP }, () => {
     await screenshot(page, 'reader-landscape-phone');
     assert.ok(width >= 240, `landscape page ${width} px wide`);
   });
+
+  it('lets readers select and copy the text on a page, without turning it', async () => {
+    const t = await tab({ permissions: ['clipboard-read', 'clipboard-write'] });
+    const { page } = t;
+    await openReader(page, `${book.url}#page=2`);
+    await waitForPages(page, '2,3');
+    const run = page.locator('#stage .page[data-page="2"] .textlayer span', { hasText: 'Page 2 of 14' });
+    await run.waitFor();
+    const box = (await run.boundingBox())!;
+    // The run covers the words on the image: its box spans their width.
+    assert.ok(box.width > 100, `text run ${box.width} px wide`);
+    await page.mouse.move(box.x + 1, box.y + box.height / 2);
+    await page.mouse.down();
+    await page.mouse.move(box.x + box.width / 2, box.y + box.height / 2, { steps: 4 });
+    await page.mouse.move(box.x + box.width - 1, box.y + box.height / 2, { steps: 4 });
+    await page.mouse.up();
+    assert.match(await page.evaluate(() => String(getSelection())), /Page 2 of 1/);
+    await page.keyboard.press('Control+C');
+    assert.match(await page.evaluate(() => navigator.clipboard.readText()), /Page 2 of 1/);
+    assert.equal(await visiblePagesOf(page), '2,3', 'selecting did not turn the page');
+    assert.deepEqual(t.problems, []);
+  });
 });

@@ -15,7 +15,7 @@ import type { OutlineEntry, PageLink, TextItem } from '../conversion/conversion.
 import { loadReaderLeadForm } from '../analytics/lead-forms.service.ts';
 import { loadReaderBrand, type ReaderBrand } from '../brand/brand.service.ts';
 import { workspaces } from '../workspaces/workspaces.tables.ts';
-import type { HitRect, ReaderData, ReaderImage, ReaderLink, ReaderPage, SearchHit, SearchResponse, TextResponse } from './reader.types.ts';
+import type { HitRect, ReaderData, ReaderImage, ReaderLink, ReaderPage, SearchHit, SearchResponse, TextLayerResponse, TextResponse } from './reader.types.ts';
 
 export const RANDOM_ID = /^[A-Za-z0-9_-]{22}$/;
 export const DEFAULT_BILLING_GRACE_MS = 7 * 24 * 60 * 60 * 1000;
@@ -296,6 +296,17 @@ export class ReaderService {
     const last = Math.min(Math.floor(to), first + TEXT_PAGES_PER_REQUEST - 1);
     if (!(last >= first)) return { pages: [] };
     return { pages: await this.pageTexts(book.row.id, first, last) };
+  }
+
+  /** The positioned text runs of page n (0..1 fractions of the page), for the selectable text layer; null past the end. */
+  async textLayer(book: ReaderBook, page: number): Promise<TextLayerResponse | null> {
+    const [row] = await this.db
+      .select({ text: bookPages.text })
+      .from(bookPages)
+      .where(and(eq(bookPages.bookId, book.row.id), eq(bookPages.number, page)))
+      .limit(1);
+    if (!row) return null;
+    return { page, items: row.text.filter((item) => item.text.trim()).map((item) => [round(item.x), round(item.y), round(item.width), round(item.height), item.text]) };
   }
 
   /** Pages whose text contains the query (case-insensitive, whitespace-insensitive), with snippets and highlight rects. */

@@ -78,3 +78,11 @@ export interface SearchResponse {
 export interface TextResponse {
   pages: { page: number; text: string }[];
 }
+
+/** A run of text on a page: x, y, width, height (0..1 fractions of the page, origin top-left), then the text. */
+export type TextRun = [x: number, y: number, width: number, height: number, text: string];
+
+export interface TextLayerResponse {
+  page: number;
+  items: TextRun[];
+}

@@ -5,8 +5,8 @@
  * pages; a double click or double tap zooms to the point (or back out),
  * never turning twice; two fingers pinch; Ctrl/⌘ + wheel (and the trackpad's
  * pinch, which browsers send as Ctrl + wheel) zooms about the pointer; once
- * zoomed, a drag or the wheel pans. A mouse drag that starts on the page's
- * text (not its outer fifths) selects text instead of turning.
+ * zoomed, a drag or the wheel pans. A mouse drag that starts on a run of the
+ * page's text selects text instead of turning.
  */
 import type { Zoom } from './zoom.ts';
 
@@ -68,7 +68,8 @@ export function setupGestures(host: GestureHost): void {
     }
     if (pointers.size > 2) return;
     const target = event.target as Element;
-    const onText = event.pointerType === 'mouse' && target.closest('.textlayer') !== null && edge(event.clientX, target) === 0;
+    // A mouse drag from a run of text selects it; from anywhere else (margins, pictures) it turns.
+    const onText = event.pointerType === 'mouse' && target.closest('.textlayer span') !== null;
     gesture = { kind: onText ? 'select' : 'tap', id: event.pointerId, x0: event.clientX, y0: event.clientY, x: event.clientX, y: event.clientY, moved: false };
   });
 

@@ -262,13 +262,12 @@ export class Pages {
       a.style.width = `${box[2] * 100}%`;
       a.style.height = `${box[3] * 100}%`;
     });
-    this.text.size(el, width, height);
   }
 
   /** Adds the page's selectable text once it is on screen. */
   showText(n: number): void {
     const state = this.cache.get(n);
-    if (state) this.text.attach(state.el, n, state.width);
+    if (state) this.text.attach(state.el, n);
   }
 
   /** Drops the least recently used pages that are not on screen. */

@@ -279,4 +279,22 @@ describe('the reader, as readers judge it', { skip: CHROMIUM_SKIP }, () => {
     assert.equal(await visiblePagesOf(page), '2,3', 'selecting did not turn the page');
     assert.deepEqual(t.problems, []);
   });
+
+  it('plays the page-turn sound on the very first keyboard turn', async () => {
+    const t = await tab();
+    const { page } = t;
+    await t.context.addInitScript(() => {
+      const w = window as unknown as { __sounds: number };
+      w.__sounds = 0;
+      const start = AudioBufferSourceNode.prototype.start;
+      AudioBufferSourceNode.prototype.start = function (...args: Parameters<typeof start>) {
+        w.__sounds++;
+        return start.apply(this, args);
+      };
+    });
+    await openReader(page, book.url);
+    await page.keyboard.press('ArrowRight');
+    await waitForPages(page, '2,3');
+    await page.waitForFunction(() => (window as unknown as { __sounds: number }).__sounds === 1);
+  });
 });

@@ -217,8 +217,9 @@ function start(): void {
   // Sound: needs a user gesture to start; the button mutes it.
   const soundButton = byId('sound');
   const unlock = (): void => sound.unlock();
-  addEventListener('pointerdown', unlock, { once: true });
-  addEventListener('keydown', unlock, { once: true });
+  // Capture phase: unlocked before the same key or tap turns the page, so the first turn is heard too.
+  addEventListener('pointerdown', unlock, { once: true, capture: true });
+  addEventListener('keydown', unlock, { once: true, capture: true });
   soundButton?.addEventListener('click', () => {
     sound.enabled = !sound.enabled;
     if (sound.enabled) sound.unlock();

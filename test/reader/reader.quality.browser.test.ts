@@ -297,4 +297,28 @@ describe('the reader, as readers judge it', { skip: CHROMIUM_SKIP }, () => {
     await waitForPages(page, '2,3');
     await page.waitForFunction(() => (window as unknown as { __sounds: number }).__sounds === 1);
   });
+
+  it('goes through every search result with next and previous hit, highlighting each', async () => {
+    const t = await tab();
+    const { page } = t;
+    await openReader(page, book.url);
+    await page.click('#open-search');
+    await page.fill('#search-q', 'paragraph');
+    await page.press('#search-q', 'Enter');
+    await page.locator('#search-results button').first().waitFor();
+    assert.match(await page.locator('#search-status').textContent() ?? '', /14 pages contain/);
+    assert.equal(await page.locator('#search-results button').count(), 14);
+    assert.equal(await page.locator('#search-more').isVisible(), false, 'every result is listed');
+    await page.click('#dlg-search [data-close]');
+    for (const expected of ['2,3', '4,5', '6,7', '8,9', '10,11', '12,13', '14']) {
+      await page.click('#hit-next');
+      await waitForPages(page, expected);
+      const last = expected.split(',').at(-1)!;
+      await page.locator(`#stage .page[data-page="${last}"] .hit`).first().waitFor();
+    }
+    await page.click('#hit-prev');
+    await waitForPages(page, '12,13');
+    assert.match(await page.locator('#announcer').textContent() ?? '', /Result 13 of 14, page 13|Result 12 of 14, page 12/);
+    assert.deepEqual(t.problems, []);
+  });
 });

@@ -194,6 +194,7 @@ export function renderReaderPage(input: ReaderPageInput): string {
   if (content.outline.length > 0) tools.push(button('open-toc', 'Table of contents', 'toc', ' data-open="dlg-toc" aria-haspopup="dialog"'));
   tools.push(button('open-thumbs', 'Page thumbnails', 'thumbs', ' data-open="dlg-thumbs" aria-haspopup="dialog"'));
   tools.push(button('open-search', 'Search', 'search', ' data-open="dlg-search" aria-haspopup="dialog"'));
+  tools.push(button('hit-prev', 'Previous search result', 'prev', ' hidden'), button('hit-next', 'Next search result', 'next', ' hidden'));
   if (settings.accessibility_enabled) tools.push(button('open-text', 'Text view', 'text', ' data-open="dlg-text" aria-haspopup="dialog"'));
   if (settings.share_social_media) tools.push(button('open-share', 'Share', 'share', ' data-open="dlg-share" aria-haspopup="dialog"'));
   if (brand) tools.push(...socialLinks(brand));
@@ -235,7 +236,8 @@ export function renderReaderPage(input: ReaderPageInput): string {
       `<form id="search-form" class="search-form" role="search"><label class="visually-hidden" for="search-q">Search the text of this flipbook</label>` +
         `<input id="search-q" name="q" type="search" maxlength="200" autocomplete="off" placeholder="Search this flipbook">` +
         `<button type="submit" class="textbtn">Search</button></form>` +
-        `<p id="search-status" class="status" aria-live="polite"></p><ol id="search-results" class="results"></ol>`,
+        `<p id="search-status" class="status" aria-live="polite"></p><ol id="search-results" class="results"></ol>` +
+        `<p class="more"><button type="button" class="textbtn" id="search-more" hidden>Show more results</button></p>`,
     ),
   );
   if (settings.accessibility_enabled) dialogs.push(dialog('dlg-text', 'Text view', `<div class="text-view" id="text-view">${texts}</div>${more}`, 'wide'));

@@ -2,7 +2,7 @@
  * The public reader, at the root of the site (not under /v1):
  *
  *   GET /read/:randomId            the reader page (HTML)
- *   GET /read/:randomId/search?q=  full-text search (JSON)
+ *   GET /read/:randomId/search?q=&offset=  full-text search (JSON): every matching page, hits 100 at a time
  *   GET /read/:randomId/text       page text beyond what the page carries (JSON)
  *   GET /read/:randomId/text-layer?page=N  positioned text runs of a page, for the selectable text layer (JSON)
  *   GET /read/:randomId/download   the PDF, when the book is downloadable
@@ -165,8 +165,10 @@ export const readerRoutes: FastifyPluginAsync<ReaderRoutesOptions> = async (app,
     const q = (request.query as { q?: unknown }).q;
     if (typeof q !== 'string' || !q.trim()) throw ERRORS.validation({ q: ['The q field is required.'] });
     if (q.length > SEARCH_MAX_QUERY * 2) throw ERRORS.validation({ q: [`The q field must be at most ${SEARCH_MAX_QUERY} characters.`] });
+    const offset = Number((request.query as { offset?: string }).offset ?? 0);
+    if (!Number.isInteger(offset) || offset < 0) throw ERRORS.validation({ offset: ['offset must be a whole number, 0 or more.'] });
     reply.header('cache-control', 'private, max-age=60').header('x-robots-tag', 'noindex');
-    return service.search(result.book, q);
+    return service.search(result.book, q, offset);
   });
 
   app.get('/read/:randomId/text', ROUTE, async (request, reply) => {

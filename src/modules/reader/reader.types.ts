@@ -70,8 +70,12 @@ export interface SearchHit {
 
 export interface SearchResponse {
   query: string;
-  /** Pages that match (hits holds at most the first SEARCH_HIT_LIMIT of them). */
+  /** Pages that match. */
   total: number;
+  /** Every matching page, in order (for next/previous hit). */
+  pages: number[];
+  /** Index in `pages` of the first of `hits` (hits holds at most SEARCH_HIT_LIMIT, from here). */
+  offset: number;
   hits: SearchHit[];
 }
 

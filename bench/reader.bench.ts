@@ -15,15 +15,23 @@
  *     50 pages, with the page elements and images left in the DOM, and the
  *     mean time a turn takes to show its pages loaded;
  *   - the same walk in the scroll view on the phone;
- *   - the reader's bundle size (JS + CSS, raw, gzip, brotli).
+ *   - the reader's bundle size (JS + CSS, raw, gzip, brotli);
+ *   - the throttled profile (a phone at DPR 3 on 9 Mbit/s with 60 ms latency,
+ *     CDP Network.emulateNetworkConditions): white-page turns out of 30 (a
+ *     page on screen without a loaded image in any frame of the turn), the time
+ *     until the sharp image replaces the stand-in, the first page on slow 3G
+ *     (400 kbit/s, 400 ms latency), DOM nodes after 350 turns, and the
+ *     sharpness of text at 3× zoom (rendition px against the screen px the
+ *     page covers; 1:1 or more is sharp).
  *
  * Options: --pages N       pages of the generated book (default 200)
  *          --flips N       pages to flip through (default 50)
  *          --animation A   animation_type of the book (default flip)
+ *          --profile P     all (default) or throttled (only the throttled profile)
  */
 import { existsSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import type { BrowserContext, CDPSession, Page } from 'playwright-core';
+import type { Browser, BrowserContext, CDPSession, Page } from 'playwright-core';
 import { bundleSizes, readerBundle, BUNDLE_BUDGET_GZIP } from '../src/modules/reader/reader.bundle.ts';
 import { makePdf } from '../test/documents.ts';
 import { startService } from '../test/helpers.ts';
@@ -34,6 +42,8 @@ const { values: args } = parseArgs({
     pages: { type: 'string', default: '200' },
     flips: { type: 'string', default: '50' },
     animation: { type: 'string', default: 'flip' },
+    /** all, or throttled (only the throttled profile). */
+    profile: { type: 'string', default: 'all' },
   },
 });
 const pageCount = Number(args.pages);
@@ -77,6 +87,162 @@ async function settled(page: Page): Promise<void> {
   }, undefined, { timeout: 20_000 });
 }
 
+async function throttle(cdp: CDPSession, downKbit: number, latency: number): Promise<void> {
+  await cdp.send('Network.enable');
+  const bytes = (downKbit * 1024) / 8;
+  await cdp.send('Network.emulateNetworkConditions', { offline: false, latency, downloadThroughput: bytes, uploadThroughput: bytes });
+}
+
+const median = (values: number[]) => values.toSorted((a, b) => a - b)[Math.floor(values.length / 2)] ?? 0;
+const PHONE_3X = { viewport: PHONE, deviceScaleFactor: 3, isMobile: true, hasTouch: true };
+
+/** Waits for the first page image on screen; returns ms since navigation start. */
+async function firstPage(page: Page): Promise<number> {
+  const handle = await page.waitForFunction(() => {
+    const shown = [...document.querySelectorAll<HTMLImageElement>('#stage img')].some((img) => {
+      const box = img.getBoundingClientRect();
+      return img.complete && img.naturalWidth > 0 && box.width > 0 && box.bottom > 0 && box.top < innerHeight;
+    });
+    return shown ? performance.now() : 0;
+  }, undefined, { polling: 'raf', timeout: 60_000 });
+  return (await handle.jsonValue()) as number;
+}
+
+/** The throttled profile of issue 16. Returns rows for the summary. */
+async function throttledProfile(browser: Browser, url: string): Promise<string[][]> {
+  const rows: string[][] = [];
+  log(`${elapsed()} throttled phone (390x844 at DPR 3, 9 Mbit/s, 60 ms latency): 30 turns…`);
+  {
+    const context = await browser.newContext(PHONE_3X);
+    const page = await context.newPage();
+    await throttle(await context.newCDPSession(page), 9 * 1024, 60);
+    await page.goto(url);
+    await firstPage(page);
+    await page.waitForFunction(() => document.documentElement.dataset.ready === 'true');
+    // A page on screen without a loaded image, in any frame or on insertion, is a white page.
+    await page.evaluate(() => {
+      const w = window as unknown as { __white: number };
+      w.__white = 0;
+      const check = () => {
+        for (const el of document.querySelectorAll<HTMLElement>('#stage .page:not(.blank)')) {
+          const box = el.getBoundingClientRect();
+          if (box.width === 0 || box.bottom < 0 || box.top > innerHeight) continue;
+          if (![...el.querySelectorAll('img')].some((img) => img.complete && img.naturalWidth > 0)) w.__white++;
+        }
+      };
+      new MutationObserver(check).observe(document.getElementById('stage')!, { childList: true, subtree: true });
+      const frame = () => {
+        check();
+        requestAnimationFrame(frame);
+      };
+      requestAnimationFrame(frame);
+    });
+    let whiteTurns = 0;
+    const sharpTimes: number[] = [];
+    for (let turn = 1; turn <= 30; turn++) {
+      const before = await page.evaluate(() => (window as unknown as { __white: number }).__white);
+      const n = turn + 1;
+      // From the click until the page shows a sharp image (larger than the 320 px stand-in) that is not hidden.
+      const sharpMs = await page.evaluate((want) => new Promise<number>((resolve) => {
+        const t0 = performance.now();
+        document.getElementById('next')!.click();
+        const poll = () => {
+          const sharp = [...document.querySelectorAll<HTMLImageElement>(`#stage .page[data-page="${want}"] img`)]
+            .some((img) => img.complete && img.naturalWidth > 400 && (!img.classList.contains('hi') || img.classList.contains('ready')));
+          if (sharp) resolve(performance.now() - t0);
+          else if (performance.now() - t0 > 60_000) resolve(NaN);
+          else requestAnimationFrame(poll);
+        };
+        poll();
+      }), n);
+      await settled(page);
+      const after = await page.evaluate(() => (window as unknown as { __white: number }).__white);
+      if (after > before) whiteTurns++;
+      sharpTimes.push(sharpMs);
+      if (turn % 10 === 0) log(`    ${turn}/30 turns: ${whiteTurns} white so far, sharp after ${ms(median(sharpTimes))} (median)`);
+    }
+    log(`  white-page turns: ${whiteTurns} of 30; sharp image after ${ms(median(sharpTimes))} median, ${ms(Math.max(...sharpTimes))} worst`);
+    rows.push(['white-page turns (9 Mbit/s phone)', `${whiteTurns} / 30`, '0']);
+    rows.push(['sharp image after a turn (median)', ms(median(sharpTimes)), '']);
+    await context.close();
+  }
+
+  log(`${elapsed()} phone on slow 3G (400 kbit/s, 400 ms latency): first page…`);
+  {
+    const context = await browser.newContext(PHONE_3X);
+    const page = await context.newPage();
+    await throttle(await context.newCDPSession(page), 400, 400);
+    await page.goto(url, { waitUntil: 'commit' });
+    const first = await firstPage(page);
+    log(`  first page visible after ${ms(first)}`);
+    rows.push(['first page, slow 3G phone', ms(first), '< 3000 ms']);
+    await context.close();
+  }
+
+  log(`${elapsed()} phone: DOM nodes over 350 turns (cut, so the walk is quick)…`);
+  {
+    const context = await browser.newContext({ viewport: PHONE });
+    const page = await context.newPage();
+    const cdp = await context.newCDPSession(page);
+    await cdp.send('Performance.enable');
+    await page.goto(`${url}?animation=cut`);
+    await settled(page);
+    const start = await heap(cdp);
+    let direction = 'ArrowRight';
+    const samples: number[] = [];
+    for (let turn = 1; turn <= 350; turn++) {
+      const at = Number(await page.evaluate(() => document.documentElement.dataset.page));
+      if (at >= pageCount) direction = 'ArrowLeft';
+      if (at <= 1) direction = 'ArrowRight';
+      await page.keyboard.press(direction);
+      await settled(page);
+      if (turn % 50 === 0) {
+        const nodes = (await heap(cdp)).nodes;
+        samples.push(nodes);
+        log(`    ${turn}/350 turns: ${nodes} DOM nodes`);
+      }
+    }
+    const end = await heap(cdp);
+    log(`  DOM nodes ${start.nodes} open → ${end.nodes} after 350 turns`);
+    rows.push(['DOM nodes open → after 350 turns', `${start.nodes} → ${end.nodes}`, 'flat']);
+    await context.close();
+  }
+
+  log(`${elapsed()} phone at DPR 3: text sharpness at 3× zoom…`);
+  {
+    const context = await browser.newContext(PHONE_3X);
+    const page = await context.newPage();
+    await page.goto(`${url}#page=3`);
+    await settled(page);
+    const zoomable = await page.evaluate(() => Boolean(document.getElementById('zoom-in')));
+    let ratio: number;
+    if (zoomable) {
+      // The reader's own zoom: to 3×, then the rendition (or tiles) it loads for the page.
+      while (await page.evaluate(() => Number(document.documentElement.dataset.zoom ?? 1) < 3)) await page.click('#zoom-in');
+      const handle = await page.waitForFunction(() => {
+        const el = document.querySelector<HTMLElement>('#stage .page[data-page="3"]');
+        const img = el?.querySelector<HTMLImageElement>('img.hi.ready');
+        if (!el || !img || document.documentElement.dataset.zoom !== '3') return 0;
+        // Settled on the rendition it wants for this zoom (it may be the largest there is).
+        if (el.dataset.want && Number(el.dataset.want) !== img.naturalWidth) return 0;
+        return img.naturalWidth / (el.getBoundingClientRect().width * devicePixelRatio);
+      }, undefined, { timeout: 60_000 });
+      ratio = (await handle.jsonValue()) as number;
+    } else {
+      // No zoom of its own: the browser's pinch magnifies the largest rendition the page loaded.
+      ratio = await page.evaluate(() => {
+        const el = document.querySelector<HTMLElement>('#stage .page[data-page="3"]')!;
+        const widest = Math.max(...[...el.querySelectorAll('img')].map((img) => img.naturalWidth));
+        return widest / (el.getBoundingClientRect().width * 3 * devicePixelRatio);
+      });
+    }
+    log(`  ${zoomable ? "reader's zoom" : 'browser pinch (no zoom of its own)'}: ${ratio.toFixed(2)} rendition px per screen px`);
+    rows.push(['text sharpness at 3× zoom (px per screen px)', `${ratio.toFixed(2)} : 1`, '≥ 1 : 1']);
+    await context.close();
+  }
+  return rows;
+}
+
 log(`reader benchmark: ${pageCount}-page book, ${flips} pages flipped, animation ${args.animation}`);
 log(`${elapsed()} starting the service…`);
 const svc = await startService();
@@ -94,7 +260,7 @@ try {
   await fetch(book.url);
 
   const rows: string[][] = [];
-  for (const [name, viewport] of [['desktop', DESKTOP], ['phone', PHONE]] as const) {
+  for (const [name, viewport] of args.profile === 'throttled' ? [] : [['desktop', DESKTOP], ['phone', PHONE]] as const) {
     log(`${elapsed()} ${name} ${viewport.width}x${viewport.height}: opening the reader ${RUNS} times, each in a fresh context (empty cache)…`);
     const runs: { firstMs: number; lcp: number; bytes: number; requests: number; html: number }[] = [];
     let context!: BrowserContext;
@@ -150,8 +316,8 @@ try {
     await context.close();
   }
 
-  log(`${elapsed()} phone, scroll view: scrolling through ${flips} pages…`);
-  {
+  if (args.profile !== 'throttled') {
+    log(`${elapsed()} phone, scroll view: scrolling through ${flips} pages…`);
     const context = await browser.newContext({ viewport: PHONE });
     const page = await context.newPage();
     const cdp = await context.newCDPSession(page);
@@ -175,12 +341,18 @@ try {
     await context.close();
   }
 
+  const throttledRows = await throttledProfile(browser, book.url);
+
   log(`\nReader bundle (JS + CSS): raw ${kb(sizes.total.raw)}, gzip ${kb(sizes.total.gzip)}, brotli ${kb(sizes.total.br)} ` +
     `(JS ${kb(sizes.js.raw)} / ${kb(sizes.js.gzip)} gz, CSS ${kb(sizes.css.raw)} / ${kb(sizes.css.gzip)} gz; budget ${kb(BUNDLE_BUDGET_GZIP)} gz)`);
   const header = ['viewport', 'first page', 'LCP', 'bytes until', 'heap open', `heap +${flips}p`, 'DOM pages', 'per turn'];
   const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
   const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i]!)).join('  ');
-  log(`\n${line(header)}\n${line(widths.map((w) => '-'.repeat(w)))}\n${rows.map(line).join('\n')}`);
+  if (rows.length > 0) log(`\n${line(header)}\n${line(widths.map((w) => '-'.repeat(w)))}\n${rows.map(line).join('\n')}`);
+  throttledRows.push(['reader bundle, JS + CSS gzip', kb(sizes.total.gzip), `≤ ${kb(BUNDLE_BUDGET_GZIP)}`]);
+  const tw = [0, 1, 2].map((i) => Math.max(...throttledRows.map((r) => r[i]!.length), ['throttled profile', 'measured', 'goal'][i]!.length));
+  const tline = (cells: string[]) => cells.map((c, i) => c.padEnd(tw[i]!)).join('  ');
+  log(`\n${tline(['throttled profile', 'measured', 'goal'])}\n${tline(tw.map((w) => '-'.repeat(w)))}\n${throttledRows.map(tline).join('\n')}`);
 } finally {
   await browser.close();
   await svc.stop();

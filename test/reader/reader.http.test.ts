@@ -57,7 +57,8 @@ describe('reader over HTTP', () => {
     assert.equal(ld.url, book.url);
     // The page text is real HTML (text view), and the cover a real image with srcset.
     for (let n = 1; n <= 6; n++) assert.ok(html.includes(`Page ${n} of 6`), `text of page ${n}`);
-    assert.match(html, /<img class="ssr-img" data-page="1" alt="Page 1" src="[^"]+" srcset="[^"]+ 320w, [^"]+ 1024w, [^"]+ 2048w" sizes="/);
+    assert.match(html, /<img class="ssr-lo" alt="Page 1" src="[^"]+320[^"]*"/);
+    assert.match(html, /<img class="ssr-img" data-page="1" alt="" src="[^"]+" srcset="[^"]+ 320w, [^"]+ 1024w, [^"]+ 2048w" sizes="/);
   });
 
   it('sends a strict Content-Security-Policy, allows framing and runs no inline script', async () => {
@@ -216,6 +217,27 @@ describe('reader over HTTP', () => {
     const none = await svc.request('GET', `/read/${book.randomId}/search`, { query: { q: '100%_' } });
     assert.equal(none.body.total, 0);
     assert.equal((await svc.request('GET', `/read/${book.randomId}/search`)).status, 422);
+  });
+
+  it('pages through every search result with offset, and lists every matching page', async () => {
+    const first = await (await fetch(`${book.url}/search?q=paragraph`)).json() as { total: number; offset: number; pages: number[]; hits: { page: number }[] };
+    assert.equal(first.total, 6);
+    assert.deepEqual(first.pages, [1, 2, 3, 4, 5, 6]);
+    assert.equal(first.offset, 0);
+    const later = await (await fetch(`${book.url}/search?q=paragraph&offset=4`)).json() as typeof first;
+    assert.deepEqual(later.hits.map((h) => h.page), [5, 6]);
+    assert.equal(later.offset, 4);
+    assert.equal((await fetch(`${book.url}/search?q=paragraph&offset=-1`)).status, 422);
+  });
+
+  it('serves the positioned text runs of a page for the text layer', async () => {
+    const layer = await (await fetch(`${book.url}/text-layer?page=2`)).json() as { page: number; items: [number, number, number, number, string][] };
+    assert.equal(layer.page, 2);
+    const run = layer.items.find((item) => item[4].includes('Page 2 of 6'));
+    assert.ok(run, 'the page title is a run');
+    for (const n of run.slice(0, 4) as number[]) assert.ok(n >= 0 && n <= 1);
+    assert.equal((await fetch(`${book.url}/text-layer?page=99`)).status, 404);
+    assert.equal((await fetch(`${book.url}/text-layer?page=x`)).status, 422);
   });
 
   it('serves page text beyond what the page carries', async () => {

@@ -129,14 +129,24 @@ function escapeAttribute(value: string): string {
   return value.replace(/&/g, '&amp;').replace(/"/g, '&quot;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 }
 
-/** A responsive, lazy, titled iframe that keeps the cover's aspect ratio. */
+/**
+ * A responsive, lazy, titled iframe. Its height follows the reader: the frame
+ * posts the height it needs for its width (toolbars plus the page or spread,
+ * client/embed.ts) and the snippet's few lines of script apply it, from that
+ * frame only. Without script the box keeps a spread's aspect ratio plus the
+ * toolbars, and never less than a single page at the screen's width (a phone
+ * column), so the page stays readable either way.
+ */
 export function embedCode(book: Pick<BookRow, 'name' | 'coverWidthPt' | 'coverHeightPt'>, previewUrl: string): string {
-  // A spread of two pages side by side, plus room for the toolbar.
-  const ratio = book.coverWidthPt && book.coverHeightPt ? ((book.coverWidthPt * 2) / book.coverHeightPt).toFixed(4) : '1.4142';
+  const pageRatio = book.coverWidthPt && book.coverHeightPt ? book.coverWidthPt / book.coverHeightPt : 0.7071;
+  const ratio = (pageRatio * 2).toFixed(4);
+  const single = (1 / pageRatio).toFixed(4);
   return (
-    `<div style="position:relative;width:100%;aspect-ratio:${ratio};max-height:100vh">` +
+    `<div style="position:relative;width:100%;aspect-ratio:${ratio};min-height:min(92vh,calc(100vw * ${single} + 100px));max-height:100vh">` +
     `<iframe src="${escapeAttribute(previewUrl)}" title="${escapeAttribute(book.name)}" loading="lazy" allow="fullscreen" allowfullscreen ` +
-    `style="position:absolute;inset:0;width:100%;height:100%;border:0"></iframe></div>`
+    `style="position:absolute;inset:0;width:100%;height:100%;border:0"></iframe></div>` +
+    `<script>(function(b){var f=b.firstChild;addEventListener("message",function(e){var d=e.data;` +
+    `if(e.source===f.contentWindow&&d&&d.type==="flipbook:resize"&&d.height>0){b.style.aspectRatio="auto";b.style.minHeight="0";b.style.height=Math.min(d.height,innerHeight)+"px"}})})(document.currentScript.previousElementSibling)</script>`
   );
 }
 

@@ -33,6 +33,9 @@ const ICONS = {
   prev: 'M15 18l-6-6 6-6',
   next: 'M9 18l6-6-6-6',
   close: 'M18 6 6 18M6 6l12 12',
+  zoomIn: 'M11 19a8 8 0 1 0 0-16 8 8 0 0 0 0 16zM21 21l-4.35-4.35M11 8v6M8 11h6',
+  zoomOut: 'M11 19a8 8 0 1 0 0-16 8 8 0 0 0 0 16zM21 21l-4.35-4.35M8 11h6',
+  external: 'M15 3h6v6M10 14 21 3M18 13v6a2 2 0 0 1-2 2H5a2 2 0 0 1-2-2V8a2 2 0 0 1 2-2h6',
   copy: 'M20 9h-9a2 2 0 0 0-2 2v9a2 2 0 0 0 2 2h9a2 2 0 0 0 2-2v-9a2 2 0 0 0-2-2zM5 15H4a2 2 0 0 1-2-2V4a2 2 0 0 1 2-2h9a2 2 0 0 1 2 2v1',
 } as const;
 
@@ -184,27 +187,38 @@ export function renderReaderPage(input: ReaderPageInput): string {
     analyticsScripts(brand, nonce),
   ];
 
-  const tools: string[] = [];
+  const tools: string[] = [
+    button('zoom-out', 'Zoom out', 'zoomOut', ' aria-disabled="true"'),
+    button('zoom-in', 'Zoom in', 'zoomIn'),
+  ];
   if (content.outline.length > 0) tools.push(button('open-toc', 'Table of contents', 'toc', ' data-open="dlg-toc" aria-haspopup="dialog"'));
   tools.push(button('open-thumbs', 'Page thumbnails', 'thumbs', ' data-open="dlg-thumbs" aria-haspopup="dialog"'));
   tools.push(button('open-search', 'Search', 'search', ' data-open="dlg-search" aria-haspopup="dialog"'));
+  tools.push(button('hit-prev', 'Previous search result', 'prev', ' hidden'), button('hit-next', 'Next search result', 'next', ' hidden'));
   if (settings.accessibility_enabled) tools.push(button('open-text', 'Text view', 'text', ' data-open="dlg-text" aria-haspopup="dialog"'));
   if (settings.share_social_media) tools.push(button('open-share', 'Share', 'share', ' data-open="dlg-share" aria-haspopup="dialog"'));
   if (brand) tools.push(...socialLinks(brand));
   if (settings.downloadable) tools.push(`<a class="btn" id="download" href="${escapeHtml(input.downloadUrl)}" download aria-label="Download PDF" title="Download PDF">${icon('download')}</a>`);
   if (settings.sound_enabled) tools.push(`<button type="button" class="btn" id="sound" aria-label="Page-turn sound" title="Page-turn sound" aria-pressed="true">${icon('soundOn', 'on')}${icon('soundOff', 'off')}</button>`);
+  // Shown only inside an embed (client/embed.ts): the book on its own, in a new tab.
+  tools.push(`<a class="btn" id="open-full" href="${canonical}" target="_blank" rel="noopener" hidden aria-label="Open the book full screen (new tab)" title="Open full screen">${icon('external')}</a>`);
   if (settings.fullscreen_enabled) tools.push(`<button type="button" class="btn" id="fullscreen" aria-label="Full screen" title="Full screen" aria-pressed="false">${icon('fullscreen', 'on')}${icon('exitFullscreen', 'off')}</button>`);
 
-  // The cover, at once: a real image the browser starts fetching while it parses.
+  // The cover, at once: its smallest rendition (a few KB) as a stand-in, and the sharp one over it, both
+  // fetched while the browser parses; the sharp one is picked from the srcset by displayed size × DPR.
   let ssrCover = '';
   if (first && first.i.length > 0) {
     const largest = first.i[first.i.length - 1]!;
+    const smallest = first.i[0]!;
     const middle = first.i[Math.min(1, first.i.length - 1)]!;
     const srcset = first.i.map(([w, , s]) => `${escapeHtml(data.img + s)} ${w}w`).join(', ');
     const sizes = `min(100vw, calc((100vh - 112px) * ${ratio.toFixed(4)}))`;
+    const lo = first.i.length > 1
+      ? `<img class="ssr-lo" alt="Page 1" src="${escapeHtml(data.img + smallest[2])}" width="${smallest[0]}" height="${smallest[1]}" fetchpriority="high" draggable="false">`
+      : '';
     ssrCover =
-      `<div class="view ssr"><img class="ssr-img" data-page="1" alt="Page 1" src="${escapeHtml(data.img + middle[2])}" srcset="${srcset}" sizes="${sizes}" ` +
-      `width="${largest[0]}" height="${largest[1]}" fetchpriority="high" decoding="async" draggable="false"></div>`;
+      `<div class="view ssr"><div class="ssr-box">${lo}<img class="ssr-img" data-page="1" alt="${lo ? '' : 'Page 1'}" src="${escapeHtml(data.img + middle[2])}" srcset="${srcset}" sizes="${sizes}" ` +
+      `width="${largest[0]}" height="${largest[1]}" decoding="async" draggable="false"${lo ? ' aria-hidden="true"' : ' fetchpriority="high"'}></div></div>`;
   }
 
   const texts = textSections(content.texts, settings.accessibility_enabled);
@@ -222,7 +236,8 @@ export function renderReaderPage(input: ReaderPageInput): string {
       `<form id="search-form" class="search-form" role="search"><label class="visually-hidden" for="search-q">Search the text of this flipbook</label>` +
         `<input id="search-q" name="q" type="search" maxlength="200" autocomplete="off" placeholder="Search this flipbook">` +
         `<button type="submit" class="textbtn">Search</button></form>` +
-        `<p id="search-status" class="status" aria-live="polite"></p><ol id="search-results" class="results"></ol>`,
+        `<p id="search-status" class="status" aria-live="polite"></p><ol id="search-results" class="results"></ol>` +
+        `<p class="more"><button type="button" class="textbtn" id="search-more" hidden>Show more results</button></p>`,
     ),
   );
   if (settings.accessibility_enabled) dialogs.push(dialog('dlg-text', 'Text view', `<div class="text-view" id="text-view">${texts}</div>${more}`, 'wide'));

@@ -2,8 +2,9 @@
  * The public reader, at the root of the site (not under /v1):
  *
  *   GET /read/:randomId            the reader page (HTML)
- *   GET /read/:randomId/search?q=  full-text search (JSON)
+ *   GET /read/:randomId/search?q=&offset=  full-text search (JSON): every matching page, hits 100 at a time
  *   GET /read/:randomId/text       page text beyond what the page carries (JSON)
+ *   GET /read/:randomId/text-layer?page=N  positioned text runs of a page, for the selectable text layer (JSON)
  *   GET /read/:randomId/download   the PDF, when the book is downloadable
  *   GET /reader-assets/:file       the reader's script and styles (content-hashed, immutable)
  *
@@ -50,6 +51,8 @@ const ROUTE = { schema: { hide: true }, config: { public: true, unlimited: true 
 /** A reader searching or paging through text by hand stays far below these; a scraper does not. */
 const SEARCH_LIMIT = { bucket: 'reader:search', max: 60, windowMs: 60_000 };
 const TEXT_LIMIT = { bucket: 'reader:text', max: 120, windowMs: 60_000 };
+/** One or two per page turn: a reader turning fast stays below it. */
+const TEXT_LAYER_LIMIT = { bucket: 'reader:text-layer', max: 600, windowMs: 60_000 };
 const compressGzip = promisify(gzip);
 const compressBrotli = promisify(brotliCompress);
 
@@ -162,8 +165,10 @@ export const readerRoutes: FastifyPluginAsync<ReaderRoutesOptions> = async (app,
     const q = (request.query as { q?: unknown }).q;
     if (typeof q !== 'string' || !q.trim()) throw ERRORS.validation({ q: ['The q field is required.'] });
     if (q.length > SEARCH_MAX_QUERY * 2) throw ERRORS.validation({ q: [`The q field must be at most ${SEARCH_MAX_QUERY} characters.`] });
+    const offset = Number((request.query as { offset?: string }).offset ?? 0);
+    if (!Number.isInteger(offset) || offset < 0) throw ERRORS.validation({ offset: ['offset must be a whole number, 0 or more.'] });
     reply.header('cache-control', 'private, max-age=60').header('x-robots-tag', 'noindex');
-    return service.search(result.book, q);
+    return service.search(result.book, q, offset);
   });
 
   app.get('/read/:randomId/text', ROUTE, async (request, reply) => {
@@ -178,6 +183,18 @@ export const readerRoutes: FastifyPluginAsync<ReaderRoutesOptions> = async (app,
     }
     reply.header('cache-control', 'private, max-age=60').header('x-robots-tag', 'noindex');
     return service.text(result.book, from, to);
+  });
+
+  app.get('/read/:randomId/text-layer', ROUTE, async (request, reply) => {
+    await limit(request, TEXT_LAYER_LIMIT);
+    const result = await gate(request, 'text');
+    if (!result.ok) refuseJson(result);
+    const page = Number((request.query as { page?: string }).page);
+    if (!Number.isInteger(page) || page < 1) throw ERRORS.validation({ page: ['page must be a page number.'] });
+    const layer = await service.textLayer(result.book, page);
+    if (!layer) throw ERRORS.notFound('Page');
+    reply.header('cache-control', 'private, max-age=300').header('x-robots-tag', 'noindex');
+    return layer;
   });
 
   app.get('/read/:randomId/download', ROUTE, async (request, reply) => {

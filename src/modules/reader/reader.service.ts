@@ -15,7 +15,7 @@ import type { OutlineEntry, PageLink, TextItem } from '../conversion/conversion.
 import { loadReaderLeadForm } from '../analytics/lead-forms.service.ts';
 import { loadReaderBrand, type ReaderBrand } from '../brand/brand.service.ts';
 import { workspaces } from '../workspaces/workspaces.tables.ts';
-import type { HitRect, ReaderData, ReaderImage, ReaderLink, ReaderPage, SearchHit, SearchResponse, TextResponse } from './reader.types.ts';
+import type { HitRect, ReaderData, ReaderImage, ReaderLink, ReaderPage, SearchHit, SearchResponse, TextLayerResponse, TextResponse } from './reader.types.ts';
 
 export const RANDOM_ID = /^[A-Za-z0-9_-]{22}$/;
 export const DEFAULT_BILLING_GRACE_MS = 7 * 24 * 60 * 60 * 1000;
@@ -300,10 +300,21 @@ export class ReaderService {
     return { pages: await this.pageTexts(book.row.id, first, last) };
   }
 
+  /** The positioned text runs of page n (0..1 fractions of the page), for the selectable text layer; null past the end. */
+  async textLayer(book: ReaderBook, page: number): Promise<TextLayerResponse | null> {
+    const [row] = await this.db
+      .select({ text: bookPages.text })
+      .from(bookPages)
+      .where(and(eq(bookPages.bookId, book.row.id), eq(bookPages.number, page)))
+      .limit(1);
+    if (!row) return null;
+    return { page, items: row.text.filter((item) => item.text.trim()).map((item) => [round(item.x), round(item.y), round(item.width), round(item.height), item.text]) };
+  }
+
   /** Pages whose text contains the query (case-insensitive, whitespace-insensitive), with snippets and highlight rects. */
-  async search(book: ReaderBook, rawQuery: string): Promise<SearchResponse> {
+  async search(book: ReaderBook, rawQuery: string, offset = 0): Promise<SearchResponse> {
     const query = normaliseForSearch(rawQuery).slice(0, SEARCH_MAX_QUERY);
-    if (!query) return { query, total: 0, hits: [] };
+    if (!query) return { query, total: 0, offset: 0, pages: [], hits: [] };
     const pattern = `%${escapeLike(query)}%`;
     const matching = sql`regexp_replace(${bookPages.plainText}, '\\s+', ' ', 'g') ilike ${pattern}`;
     const numbers = await this.db
@@ -311,15 +322,16 @@ export class ReaderService {
       .from(bookPages)
       .where(and(eq(bookPages.bookId, book.row.id), matching))
       .orderBy(asc(bookPages.number));
-    if (numbers.length === 0) return { query, total: 0, hits: [] };
-    const shown = numbers.slice(0, SEARCH_HIT_LIMIT);
+    const pages = numbers.map((n) => n.page);
+    const shown = numbers.slice(offset, offset + SEARCH_HIT_LIMIT);
+    if (shown.length === 0) return { query, total: numbers.length, offset, pages, hits: [] };
     const rows = await this.db
       .select({ page: bookPages.number, plain: bookPages.plainText, text: bookPages.text })
       .from(bookPages)
       .where(and(eq(bookPages.bookId, book.row.id), gte(bookPages.number, shown[0]!.page), lte(bookPages.number, shown[shown.length - 1]!.page), matching))
       .orderBy(asc(bookPages.number));
     const hits: SearchHit[] = rows.map((r) => ({ page: r.page, ...snippet(r.plain, query), rects: matchRects(r.text, query) }));
-    return { query, total: numbers.length, hits };
+    return { query, total: numbers.length, offset, pages, hits };
   }
 
   /** The book's PDF as stored (downloadable books only); encryption is the caller's (pdf-encrypt.ts). */

@@ -72,11 +72,23 @@ export interface SearchHit {
 
 export interface SearchResponse {
   query: string;
-  /** Pages that match (hits holds at most the first SEARCH_HIT_LIMIT of them). */
+  /** Pages that match. */
   total: number;
+  /** Every matching page, in order (for next/previous hit). */
+  pages: number[];
+  /** Index in `pages` of the first of `hits` (hits holds at most SEARCH_HIT_LIMIT, from here). */
+  offset: number;
   hits: SearchHit[];
 }
 
 export interface TextResponse {
   pages: { page: number; text: string }[];
+}
+
+/** A run of text on a page: x, y, width, height (0..1 fractions of the page, origin top-left), then the text. */
+export type TextRun = [x: number, y: number, width: number, height: number, text: string];
+
+export interface TextLayerResponse {
+  page: number;
+  items: TextRun[];
 }

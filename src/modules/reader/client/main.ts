@@ -7,15 +7,18 @@
  * swipes, clicks, links and #page=N.
  */
 import type { ReaderData } from '../reader.types.ts';
-import { byId, reducedMotion } from './dom.ts';
+import { byId, h, reducedMotion } from './dom.ts';
+import { setupGestures } from './gestures.ts';
 import { PagedView } from './paged.ts';
 import { Pages } from './pages.ts';
 import { setupPanels } from './panels.ts';
 import { ScrollView } from './scroll.ts';
 import { TurnSound } from './sound.ts';
 import { setupLeadForm } from './lead.ts';
+import { setupEmbed } from './embed.ts';
 import { startTracking } from './tracking.ts';
 import { startLivePrices } from './live-prices.ts';
+import { Zoom } from './zoom.ts';
 
 const ANIMATIONS = ['flip', 'scroll_view', 'slide', 'fade', 'zoom', 'flick-through', 'cut'];
 
@@ -39,9 +42,20 @@ function start(): void {
   const prevButton = byId('prev')!;
   const nextButton = byId('next')!;
 
+  // The paged book lives in a layer the reader's own zoom scales and moves.
+  const layer = stage.appendChild(h('div', 'zoomer'));
+  const zoomIn = byId('zoom-in');
+  const zoomOut = byId('zoom-out');
+  const zoom = new Zoom(stage, layer, (scale) => {
+    if (view) pages.setZoom(scale, view.visible());
+    zoomIn?.setAttribute('aria-disabled', String(scale >= 5.99));
+    zoomOut?.setAttribute('aria-disabled', String(scale <= 1));
+  });
+
   let view: PagedView | ScrollView | null = null;
   let mode = '';
   let current = 1;
+  const embedLayout = setupEmbed(data, () => current);
 
   const pageFromHash = (): number | null => {
     const match = /(?:^#|&)page=(\d+)/.exec(location.hash);
@@ -75,6 +89,7 @@ function start(): void {
     if (!view || !Number.isFinite(page)) return;
     const target = view.firstOf(Math.min(Math.max(1, Math.round(page)), total));
     const focusWasOnPage = stage.contains(document.activeElement);
+    zoom.reset();
     const turned = view.show(target, animate && !reducedMotion());
     current = target;
     if (turned && animate && view.kind === 'paged') sound.play();
@@ -92,6 +107,7 @@ function start(): void {
     const width = stage.clientWidth;
     const height = stage.clientHeight;
     if (!width || !height) return;
+    zoom.reset();
     const small = matchMedia('(max-width: 640px), (max-height: 420px)').matches;
     let animation = forced && ANIMATIONS.includes(forced) ? forced : small ? data.manim : data.anim;
     if (!ANIMATIONS.includes(animation)) animation = 'flip';
@@ -111,11 +127,12 @@ function start(): void {
             changed(false);
             scheduleAnnounce();
           })
-        : new PagedView(stage, pages, { spread, animation, rtl });
+        : new PagedView(layer, pages, { spread, animation, rtl });
       mode = key;
       root.dataset.mode = view.kind;
       root.dataset.spread = String(spread);
       root.dataset.animation = animation;
+      for (const button of [zoomIn, zoomOut]) if (button) button.hidden = view.kind !== 'paged';
       view.layout(width, height);
       current = view.firstOf(current);
       view.show(current, false);
@@ -123,6 +140,7 @@ function start(): void {
       view!.layout(width, height);
     }
     changed(false);
+    embedLayout();
   };
 
   let announceTimer = 0;
@@ -153,11 +171,20 @@ function start(): void {
   });
   input.addEventListener('blur', () => (input.value = String(current)));
 
-  // Keyboard: arrows, Page Up/Down, Home, End — not while typing or in a dialog.
+  zoomIn?.addEventListener('click', () => view?.kind === 'paged' && zoom.step(1));
+  zoomOut?.addEventListener('click', () => zoom.step(-1));
+
+  // Keyboard: arrows, Page Up/Down, Home, End, and + / − / 0 (with or without Ctrl/⌘) to zoom — not while typing or in a dialog.
   addEventListener('keydown', (event) => {
-    if (event.defaultPrevented || event.altKey || event.ctrlKey || event.metaKey) return;
     const target = event.target as HTMLElement;
-    if (target.closest('input, textarea, select, [contenteditable], dialog')) return;
+    if (event.defaultPrevented || event.altKey || target.closest('input, textarea, select, [contenteditable], dialog')) return;
+    if (view?.kind === 'paged' && ['+', '=', '-', '0'].includes(event.key)) {
+      if (event.key === '0') zoom.reset();
+      else zoom.step(event.key === '-' ? -1 : 1);
+      event.preventDefault();
+      return;
+    }
+    if (event.ctrlKey || event.metaKey) return;
     const forward = rtl ? 'ArrowLeft' : 'ArrowRight';
     const backward = rtl ? 'ArrowRight' : 'ArrowLeft';
     switch (event.key) {
@@ -181,34 +208,21 @@ function start(): void {
     event.preventDefault();
   });
 
-  // Swipes anywhere on the stage; clicks on the book's left or right half.
-  let down: { x: number; y: number; id: number } | null = null;
-  stage.addEventListener('pointerdown', (event) => {
-    if (event.button === 0 && view?.kind === 'paged') down = { x: event.clientX, y: event.clientY, id: event.pointerId };
-  });
-  stage.addEventListener('pointercancel', () => (down = null));
-  stage.addEventListener('pointerup', (event) => {
-    if (!down || down.id !== event.pointerId) return;
-    const dx = event.clientX - down.x;
-    const dy = event.clientY - down.y;
-    down = null;
-    if (Math.abs(dx) > 40 && Math.abs(dx) > Math.abs(dy) * 1.2) {
-      step((dx < 0) !== rtl ? 1 : -1);
-      return;
-    }
-    if (Math.abs(dx) > 6 || Math.abs(dy) > 6) return;
-    const target = event.target as HTMLElement;
-    const book = stage.querySelector('.book');
-    if (!book || target.closest('a, button, input') || !book.contains(target)) return;
-    const box = book.getBoundingClientRect();
-    step((event.clientX > box.left + box.width / 2) !== rtl ? 1 : -1);
+  // Swipes, taps on the book's outer quarters, double-tap and pinch zoom, panning (gestures.ts).
+  setupGestures({
+    stage,
+    zoom,
+    rtl,
+    paged: () => view?.kind === 'paged',
+    step: (delta) => step(delta),
   });
 
   // Sound: needs a user gesture to start; the button mutes it.
   const soundButton = byId('sound');
   const unlock = (): void => sound.unlock();
-  addEventListener('pointerdown', unlock, { once: true });
-  addEventListener('keydown', unlock, { once: true });
+  // Capture phase: unlocked before the same key or tap turns the page, so the first turn is heard too.
+  addEventListener('pointerdown', unlock, { once: true, capture: true });
+  addEventListener('keydown', unlock, { once: true, capture: true });
   soundButton?.addEventListener('click', () => {
     sound.enabled = !sound.enabled;
     if (sound.enabled) sound.unlock();

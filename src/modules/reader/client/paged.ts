@@ -30,7 +30,11 @@ export class PagedView {
   private readonly spread: boolean;
   private readonly animation: string;
   private readonly rtl: boolean;
+  /** The view on screen. */
   private index = -1;
+  /** The view being shown: the same, or one waiting for its images to be decoded. */
+  private target = -1;
+  private ticket = 0;
   private viewEl: HTMLElement | null = null;
   private slotW = 0;
   private slotH = 0;
@@ -74,7 +78,7 @@ export class PagedView {
   }
 
   visible(): number[] {
-    return this.pagesOf(this.index).filter((n): n is number => n !== null);
+    return this.pagesOf(this.target).filter((n): n is number => n !== null);
   }
 
   /** First page of the view `delta` views away, or null past either end. */
@@ -86,7 +90,7 @@ export class PagedView {
 
   layout(width: number, height: number): void {
     this.finish();
-    const pad = width < 600 ? 8 : 20;
+    const pad = width < 600 || height < 420 ? 8 : 20;
     const ratio = this.pages.ratio(1);
     const box = fit(Math.max(1, width - 2 * pad), Math.max(1, height - 2 * pad), this.spread ? ratio * 2 : ratio);
     this.slotW = this.spread ? box.width / 2 : box.width;
@@ -96,10 +100,10 @@ export class PagedView {
     if (this.index >= 0) this.render(this.index);
   }
 
-  /** Size of page n inside a slot. */
-  private place(n: number): HTMLElement {
+  /** Size of page n inside a slot. `sharp`: load its sharp image now (false for preloads). */
+  private place(n: number, sharp = true): HTMLElement {
     const size = fit(this.slotW, this.slotH, this.pages.ratio(n));
-    const el = this.pages.get(n, size.width, size.height);
+    const el = this.pages.get(n, size.width, size.height, sharp);
     el.style.top = '';
     return el;
   }
@@ -131,29 +135,54 @@ export class PagedView {
     this.book.replaceChildren(this.viewEl);
     this.book.style.translate = this.shift(view);
     this.index = view;
+    this.target = view;
+    for (const n of this.visible()) this.pages.showText(n);
+    this.onShown?.();
   }
 
-  /** Shows the view holding `page`; animated unless `animate` is false. Returns whether the view changed. */
+  /** Called each time a view is on screen (after a turn's animation). */
+  onShown: (() => void) | null = null;
+
+  /**
+   * Shows the view holding `page`; animated unless `animate` is false. Returns whether the view changed.
+   * The view changes only once its pages have a decoded image (at once when they were preloaded), so no
+   * animation ever shows a white page.
+   */
   show(page: number, animate: boolean): boolean {
     this.finish();
     const target = this.viewOf(page);
-    if (target === this.index && this.viewEl) return false;
-    const from = this.index;
-    if (!animate || from < 0 || !this.viewEl || this.animation === 'cut' || !DURATION[this.animation]) {
-      this.render(target);
-    } else {
-      this.transition(from, target);
-    }
-    this.preload(target);
+    if (target === this.target && this.viewEl) return false;
+    this.target = target;
+    const ticket = ++this.ticket;
+    const numbers = this.pagesOf(target).filter((n): n is number => n !== null);
+    for (const n of numbers) this.place(n);
+    const go = (): void => {
+      if (ticket !== this.ticket) return;
+      this.finish();
+      const from = this.index;
+      if (target === from && this.viewEl) return;
+      if (!animate || from < 0 || !this.viewEl || this.animation === 'cut' || !DURATION[this.animation]) {
+        this.render(target);
+      } else {
+        this.transition(from, target);
+      }
+      this.preload(target, ticket);
+    };
+    if (numbers.every((n) => this.pages.isReady(n))) go();
+    else void Promise.all(numbers.map((n) => this.pages.ready(n))).then(go);
     return true;
   }
 
-  /** Loads the next two views and the previous one, so a turned page is never blank. */
-  private preload(view: number): void {
-    for (const v of [view + 1, view + 2, view - 1]) {
-      if (v < 0 || v >= this.viewCount) continue;
-      for (const n of this.pagesOf(v)) if (n !== null) this.place(n);
-    }
+  /** Loads the views in order of need (next, previous, the one after next) once the current one is shown. */
+  private preload(view: number, ticket: number): void {
+    const current = this.pagesOf(view).filter((n): n is number => n !== null);
+    void Promise.all(current.map((n) => this.pages.ready(n))).then(() => {
+      if (ticket !== this.ticket) return;
+      for (const v of [view + 1, view - 1, view + 2]) {
+        if (v < 0 || v >= this.viewCount) continue;
+        for (const n of this.pagesOf(v)) if (n !== null) this.place(n, false);
+      }
+    });
   }
 
   /** Ends a running animation at once, in its final state. */
@@ -209,7 +238,7 @@ export class PagedView {
       case 'fade': {
         const next = this.build(this.pagesOf(to));
         this.book.append(next);
-        animations.push(old.animate([{ opacity: 1 }, { opacity: 0 }], timing()));
+        // Only the new view fades in, over the old one kept opaque: never a grey, half-transparent page.
         animations.push(next.animate([{ opacity: 0 }, { opacity: 1 }], timing()));
         break;
       }
@@ -218,7 +247,8 @@ export class PagedView {
         this.book.append(next);
         const out = dir > 0 ? 1.3 : 0.75;
         const into = dir > 0 ? 0.75 : 1.3;
-        animations.push(old.animate([{ transform: 'scale(1)', opacity: 1 }, { transform: `scale(${out})`, opacity: 0 }], timing()));
+        // The old view grows (or shrinks) away underneath, opaque; the new one comes in over it.
+        animations.push(old.animate([{ transform: 'scale(1)' }, { transform: `scale(${out})` }], timing()));
         animations.push(next.animate([{ transform: `scale(${into})`, opacity: 0 }, { transform: 'scale(1)', opacity: 1 }], timing()));
         break;
       }
@@ -261,6 +291,7 @@ export class PagedView {
     };
     this.running = running;
     this.index = to;
+    this.target = to;
     void Promise.all(animations.map((a) => a.finished)).then(
       () => {
         if (this.running === running) this.finish();

@@ -1,14 +1,23 @@
 /// <reference lib="dom" />
 /// <reference lib="dom.iterable" />
 /**
- * Page elements: the image (srcset of the stored widths, sizes set to the
- * width it is shown at), clickable link overlays, search highlights and the
- * watermark. Elements are kept in a small least-recently-used cache, so
- * turning back and forth reuses them and far-away pages are let go (their
- * images with them): memory stays bounded however long the book is.
+ * Page elements: two images (a stand-in and the sharp one), clickable link
+ * overlays, search highlights, the selectable text layer and the watermark.
+ *
+ * Never a white page: every page shows its smallest rendition (320 px, a few
+ * KB) at once, and the sharp rendition, chosen by the width the page is shown
+ * at × devicePixelRatio × zoom, is swapped in only once it is decoded
+ * (`img.decode()`), so a page is never shown half-drawn. `ready(n)` resolves
+ * once a page has a decoded image: the views wait for it before they show a
+ * page, for every animation (a `cut` turn included).
+ *
+ * Elements are kept in a small least-recently-used cache, so turning back and
+ * forth reuses them and far-away pages are let go (their images with them):
+ * memory stays bounded however long the book is.
  */
-import type { HitRect, ReaderData } from '../reader.types.ts';
+import type { HitRect, ReaderData, ReaderImage } from '../reader.types.ts';
 import { h, px } from './dom.ts';
+import { TextLayer } from './text-layer.ts';
 
 const MIN_TARGET = 24;
 
@@ -18,17 +27,48 @@ function linkLabel(url: string): string {
   return `Open ${url} (new tab)`;
 }
 
+/** The smallest rendition at least `need` px wide (5 % slack), or the largest. */
+export function pickRendition(images: ReaderImage[], need: number): ReaderImage | undefined {
+  return images.find(([w]) => w >= need * 0.95) ?? images[images.length - 1];
+}
+
+/** Resolves when the image has loaded and is decoded (or has failed: a broken image is not waited on forever). */
+function decoded(img: HTMLImageElement): Promise<void> {
+  return img.decode().catch(() => undefined);
+}
+
+interface PageState {
+  el: HTMLElement;
+  lo: HTMLImageElement;
+  /** The sharp image on screen (shown once decoded), and the width of its rendition. */
+  hi: HTMLImageElement | null;
+  hiWidth: number;
+  /** Resolves once the page has a decoded image to show. */
+  ready: Promise<void>;
+  isReady: boolean;
+  /** CSS width the page is shown at. */
+  width: number;
+}
+
 export class Pages {
   private readonly data: ReaderData;
-  private readonly cache = new Map<number, HTMLElement>();
+  private readonly cache = new Map<number, PageState>();
   private hits = new Map<number, HitRect[]>();
-  private ssr: HTMLImageElement | null;
+  private ssr: { lo: HTMLImageElement | null; hi: HTMLImageElement } | null;
+  private readonly text: TextLayer;
+  /** Zoom factor of the view: sharp renditions are picked for the width × zoom. */
+  private zoom = 1;
+  /** Sharp images wait until the cover is shown, so the cover loads before anything else. */
+  private readonly coverShown: Promise<void>;
   /** How many detached page elements may stay cached. */
   limit = 14;
 
   constructor(data: ReaderData) {
     this.data = data;
-    this.ssr = document.querySelector<HTMLImageElement>('img.ssr-img');
+    this.text = new TextLayer(data);
+    const hi = document.querySelector<HTMLImageElement>('img.ssr-img');
+    this.ssr = hi ? { hi, lo: document.querySelector<HTMLImageElement>('img.ssr-lo') } : null;
+    this.coverShown = hi ? decoded(hi) : Promise.resolve();
   }
 
   get count(): number {
@@ -41,46 +81,90 @@ export class Pages {
     return page ? page.w / page.h : 0.7071;
   }
 
-  /** The element of page n, sized width x height (CSS px). */
-  get(n: number, width: number, height: number): HTMLElement {
-    let el = this.cache.get(n);
-    if (el) {
-      this.cache.delete(n);
-    } else {
-      el = this.create(n, width);
-    }
-    this.cache.set(n, el);
-    this.size(el, width, height);
+  /** The element of page n, sized width x height (CSS px). `sharp`: load its sharp image now (pages on screen). */
+  get(n: number, width: number, height: number, sharp = true): HTMLElement {
+    let state = this.cache.get(n);
+    if (state) this.cache.delete(n);
+    else state = this.create(n);
+    this.cache.set(n, state);
+    this.size(state, width, height);
+    if (sharp) this.sharpen(n, state);
+    else void this.coverShown.then(() => state.ready).then(() => this.cache.get(n) === state && this.sharpen(n, state));
     this.trim();
-    return el;
+    return state.el;
   }
 
-  private create(n: number, width: number): HTMLElement {
+  /** Whether page n has a decoded image (synchronous check), and a promise for it. */
+  isReady(n: number): boolean {
+    return this.cache.get(n)?.isReady ?? false;
+  }
+
+  ready(n: number): Promise<void> {
+    return this.cache.get(n)?.ready ?? Promise.resolve();
+  }
+
+  /** Picks renditions for a new zoom factor (pages on screen get sharper ones, loaded for them only). */
+  setZoom(zoom: number, onScreen: number[]): void {
+    this.zoom = zoom;
+    for (const n of onScreen) {
+      const state = this.cache.get(n);
+      if (state) this.sharpen(n, state);
+    }
+  }
+
+  /** The rendition width of the sharp image page n shows (0: only the stand-in yet). */
+  shownWidth(n: number): number {
+    const state = this.cache.get(n);
+    return state?.hi?.classList.contains('ready') ? state.hiWidth : 0;
+  }
+
+  private create(n: number): PageState {
     const page = this.data.pages[n - 1]!;
     const el = h('div', 'page');
     el.dataset.page = String(n);
-    let img: HTMLImageElement;
+    let lo: HTMLImageElement;
+    let hi: HTMLImageElement | null = null;
+    let hiWidth = 0;
+    const smallest = page.i[0];
     if (n === 1 && this.ssr) {
       // The server-rendered cover: already loading (or loaded), so adopt it rather than start again.
-      img = this.ssr;
+      hi = this.ssr.hi;
+      hi.className = 'hi';
+      hi.alt = '';
+      hi.setAttribute('aria-hidden', 'true');
+      // The rendition the browser picked from the srcset (it names it as soon as the request starts).
+      const picked = page.i.find(([, , suffix]) => hi!.currentSrc.endsWith(suffix));
+      hiWidth = picked?.[0] ?? page.i[page.i.length - 1]?.[0] ?? 0;
+      lo = this.ssr.lo ?? this.image(n, smallest);
+      lo.className = 'lo';
+      lo.alt = `Page ${n}`;
       this.ssr = null;
-      img.className = '';
     } else {
-      img = h('img');
-      img.alt = `Page ${n}`;
-      img.decoding = 'async';
-      img.draggable = false;
-      const largest = page.i[page.i.length - 1];
-      if (largest) {
-        img.width = largest[0];
-        img.height = largest[1];
-      }
-      img.sizes = `${Math.ceil(width)}px`;
-      img.srcset = page.i.map(([w, , suffix]) => `${this.data.img}${suffix} ${w}w`).join(', ');
-      const fallback = page.i[Math.min(1, page.i.length - 1)];
-      if (fallback) img.src = this.data.img + fallback[2];
+      lo = this.image(n, smallest);
+      lo.className = 'lo';
     }
-    el.append(img);
+    el.append(lo);
+    if (hi) el.append(hi);
+    const state: PageState = { el, lo, hi, hiWidth, ready: Promise.resolve(), isReady: false, width: 0 };
+    // Server-rendered images already on screen are decoded: ready at once, so the take-over shows no gap.
+    if ([lo, hi].some((img) => img && img.complete && img.naturalWidth > 0)) {
+      state.isReady = true;
+      el.dataset.ready = 'true';
+    }
+    const shown = hi ? Promise.race([decoded(lo), decoded(hi)]) : decoded(lo);
+    state.ready = shown.then(() => {
+      state.isReady = true;
+      el.dataset.ready = 'true';
+    });
+    if (hi) {
+      const adopted = hi;
+      void decoded(adopted).then(() => {
+        if (state.hi === adopted && adopted.naturalWidth > 0) {
+          adopted.classList.add('ready');
+          state.hiWidth = adopted.naturalWidth;
+        }
+      });
+    }
     if (page.l) {
       const layer = h('div', 'links');
       for (const [x, y, w, hgt, target] of page.l) {
@@ -105,41 +189,96 @@ export class Pages {
       for (let i = 0; i < 5; i++) mark.appendChild(h('span')).textContent = this.data.wm;
       el.append(mark);
     }
-    return el;
+    return state;
   }
 
-  /** Sizes a page element; link overlays get at least a 24 px target (WCAG 2.5.8), centred on their area. */
-  size(el: HTMLElement, width: number, height: number): void {
+  private image(n: number, rendition: ReaderImage | undefined): HTMLImageElement {
+    const img = h('img');
+    img.alt = `Page ${n}`;
+    img.decoding = 'async';
+    img.draggable = false;
+    if (rendition) {
+      img.width = rendition[0];
+      img.height = rendition[1];
+      img.src = this.data.img + rendition[2];
+    }
+    return img;
+  }
+
+  /** Loads the rendition the page needs at its size and zoom, and swaps it in once decoded. */
+  private sharpen(n: number, state: PageState): void {
+    const page = this.data.pages[n - 1]!;
+    const need = state.width * (window.devicePixelRatio || 1) * this.zoom;
+    const rendition = pickRendition(page.i, need);
+    if (!rendition || rendition === page.i[0] || rendition[0] <= state.hiWidth) return;
+    if (state.el.dataset.want === String(rendition[0])) return;
+    state.el.dataset.want = String(rendition[0]);
+    const next = this.image(n, rendition);
+    next.className = 'hi';
+    next.alt = '';
+    next.setAttribute('aria-hidden', 'true');
+    // The stand-in's alt names the page; the sharp copy on top is decoration for assistive technology.
+    state.el.insertBefore(next, state.hi ? state.hi.nextSibling : state.lo.nextSibling);
+    void decoded(next).then(() => {
+      if (!next.isConnected && this.cache.get(n) !== state) return;
+      if (next.naturalWidth === 0 || rendition[0] <= state.hiWidth) {
+        next.remove();
+        return;
+      }
+      next.classList.add('ready');
+      const old = state.hi;
+      state.hi = next;
+      state.hiWidth = rendition[0];
+      old?.remove();
+      if (!state.isReady) {
+        state.isReady = true;
+        state.el.dataset.ready = 'true';
+      }
+    });
+  }
+
+  /** Sizes a page element; link overlays get at least a 24 px target (WCAG 2.5.8), centred on their area, never over another. */
+  private size(state: PageState, width: number, height: number): void {
+    const { el } = state;
+    state.width = width;
     el.style.width = px(width);
     el.style.height = px(height);
-    const img = el.querySelector('img');
-    const sizes = `${Math.ceil(width)}px`;
-    if (img && img.sizes !== sizes) img.sizes = sizes;
-    for (const a of el.querySelectorAll<HTMLElement>('.lnk')) {
-      const [x, y, w, hgt] = a.dataset.box!.split(',').map(Number) as [number, number, number, number];
+    const boxes: [number, number, number, number][] = [];
+    const links = [...el.querySelectorAll<HTMLElement>('.lnk')];
+    const areas = links.map((a) => a.dataset.box!.split(',').map(Number) as [number, number, number, number]);
+    const overlaps = (a: number[], b: number[]) => a[0]! < b[0]! + b[2]! && b[0]! < a[0]! + a[2]! && a[1]! < b[1]! + b[3]! && b[1]! < a[1]! + a[3]!;
+    links.forEach((a, i) => {
+      const [x, y, w, hgt] = areas[i]!;
       const minW = Math.min(1, MIN_TARGET / width);
       const minH = Math.min(1, MIN_TARGET / height);
       const bw = Math.max(w, minW);
       const bh = Math.max(hgt, minH);
-      const left = Math.min(Math.max(0, x - (bw - w) / 2), 1 - bw);
-      const top = Math.min(Math.max(0, y - (bh - hgt) / 2), 1 - bh);
-      a.style.left = `${left * 100}%`;
-      a.style.top = `${top * 100}%`;
-      a.style.width = `${bw * 100}%`;
-      a.style.height = `${bh * 100}%`;
-    }
+      let box: [number, number, number, number] = [Math.min(Math.max(0, x - (bw - w) / 2), 1 - bw), Math.min(Math.max(0, y - (bh - hgt) / 2), 1 - bh), bw, bh];
+      // Enlarged, it would cover a neighbour: keep its own area (axe's spacing exception then applies).
+      if (areas.some((other, j) => j !== i && overlaps(box, other)) || boxes.some((other) => overlaps(box, other))) box = [x, y, w, hgt];
+      boxes.push(box);
+      a.style.left = `${box[0] * 100}%`;
+      a.style.top = `${box[1] * 100}%`;
+      a.style.width = `${box[2] * 100}%`;
+      a.style.height = `${box[3] * 100}%`;
+    });
+  }
+
+  /** Adds the page's selectable text once it is on screen. */
+  showText(n: number): void {
+    const state = this.cache.get(n);
+    if (state) this.text.attach(state.el, n);
   }
 
   /** Drops the least recently used pages that are not on screen. */
   private trim(): void {
     if (this.cache.size <= this.limit) return;
-    for (const [n, el] of this.cache) {
+    for (const [n, state] of this.cache) {
       if (this.cache.size <= this.limit) break;
-      if (el.isConnected) continue;
+      if (state.el.isConnected) continue;
       this.cache.delete(n);
-      const img = el.querySelector('img');
       // Detached images may keep decoding; clearing the source lets the browser free them.
-      if (img) {
+      for (const img of state.el.querySelectorAll('img')) {
         img.removeAttribute('srcset');
         img.removeAttribute('src');
       }
@@ -149,7 +288,7 @@ export class Pages {
   /** Search highlights, page → rects; replaces the previous ones. */
   setHits(hits: Map<number, HitRect[]>): void {
     this.hits = hits;
-    for (const [n, el] of this.cache) this.paintHits(el, n);
+    for (const [n, state] of this.cache) this.paintHits(state.el, n);
   }
 
   private paintHits(el: HTMLElement, n: number): void {
@@ -164,7 +303,8 @@ export class Pages {
       mark.style.width = `${w * 100}%`;
       mark.style.height = `${hgt * 100}%`;
     }
-    el.querySelector('img')!.after(layer);
+    const images = el.querySelectorAll('img');
+    images[images.length - 1]!.after(layer);
   }
 
   /** Blank paper of the given size (for the flick-through riffle). */

@@ -6,7 +6,7 @@
  * <dialog>: focus is trapped while open, Escape closes, focus returns to the
  * button that opened it).
  */
-import type { HitRect, ReaderData, SearchResponse, TextResponse } from '../reader.types.ts';
+import type { HitRect, ReaderData, SearchHit, SearchResponse, TextResponse } from '../reader.types.ts';
 import { byId, h } from './dom.ts';
 
 export interface PanelHost {
@@ -84,16 +84,55 @@ export function setupPanels(host: PanelHost): void {
     });
   }
 
-  // Search.
+  // Search: every matching page, hits listed 100 at a time ("Show more results"), and next/previous hit
+  // buttons in the toolbar that go through all of them, loading highlights as they go.
   const form = byId<HTMLFormElement>('search-form');
   const results = byId('search-results');
   const status = byId('search-status');
-  if (form && results && status) {
+  const moreResults = byId<HTMLButtonElement>('search-more');
+  const hitPrev = byId<HTMLButtonElement>('hit-prev');
+  const hitNext = byId<HTMLButtonElement>('hit-next');
+  if (form && results && status && moreResults) {
     let latest = 0;
+    let query = '';
+    let pages: number[] = [];
+    const loaded = new Map<number, SearchHit>();
+    const windows = new Set<number>();
+
+    const fetchWindow = async (offset: number, ticket: number): Promise<SearchResponse | null> => {
+      windows.add(offset);
+      const answer = await getJson<SearchResponse>(`${data.base}/search?q=${encodeURIComponent(query)}&offset=${offset}`);
+      if (ticket !== latest) return null;
+      pages = answer.pages;
+      for (const hit of answer.hits) loaded.set(hit.page, hit);
+      host.setHits(new Map([...loaded.values()].map((hit) => [hit.page, hit.rects])));
+      return answer;
+    };
+    const list = (hits: SearchHit[]) => {
+      for (const hit of hits) {
+        const item = results.appendChild(h('li'));
+        const button = item.appendChild(h('button', '', { type: 'button', 'data-page': String(hit.page) }));
+        button.appendChild(h('span', 'rp')).textContent = `Page ${hit.page}`;
+        const snip = button.appendChild(h('span', 'snip'));
+        snip.append(hit.before, Object.assign(h('mark'), { textContent: hit.match }), hit.after);
+      }
+      const shown = results.children.length;
+      moreResults.hidden = shown >= pages.length;
+      moreResults.dataset.offset = String(shown);
+    };
+    const showHitButtons = () => {
+      for (const button of [hitPrev, hitNext]) if (button) button.hidden = pages.length === 0;
+    };
+
     form.addEventListener('submit', async (event) => {
       event.preventDefault();
-      const query = byId<HTMLInputElement>('search-q')!.value.trim();
+      query = byId<HTMLInputElement>('search-q')!.value.trim();
       results.replaceChildren();
+      loaded.clear();
+      windows.clear();
+      pages = [];
+      moreResults.hidden = true;
+      showHitButtons();
       if (!query) {
         status.textContent = '';
         host.setHits(new Map());
@@ -102,20 +141,25 @@ export function setupPanels(host: PanelHost): void {
       const ticket = ++latest;
       status.textContent = 'Searching…';
       try {
-        const answer = await getJson<SearchResponse>(`${data.base}/search?q=${encodeURIComponent(query)}`);
-        if (ticket !== latest) return;
-        host.setHits(new Map(answer.hits.map((hit) => [hit.page, hit.rects])));
+        const answer = await fetchWindow(0, ticket);
+        if (!answer) return;
         status.textContent =
           answer.total === 0 ? `No pages contain “${query}”.` : `${answer.total} page${answer.total === 1 ? '' : 's'} contain${answer.total === 1 ? 's' : ''} “${query}”.`;
-        for (const hit of answer.hits) {
-          const item = results.appendChild(h('li'));
-          const button = item.appendChild(h('button', '', { type: 'button', 'data-page': String(hit.page) }));
-          button.appendChild(h('span', 'rp')).textContent = `Page ${hit.page}`;
-          const snip = button.appendChild(h('span', 'snip'));
-          snip.append(hit.before, Object.assign(h('mark'), { textContent: hit.match }), hit.after);
-        }
+        list(answer.hits);
+        showHitButtons();
       } catch {
         if (ticket === latest) status.textContent = 'The search failed. Please try again.';
+      }
+    });
+    moreResults.addEventListener('click', async () => {
+      const ticket = latest;
+      const offset = Number(moreResults.dataset.offset);
+      moreResults.disabled = true;
+      try {
+        const answer = await fetchWindow(offset, ticket);
+        if (answer) list(answer.hits);
+      } finally {
+        moreResults.disabled = false;
       }
     });
     results.addEventListener('click', (event) => {
@@ -124,6 +168,21 @@ export function setupPanels(host: PanelHost): void {
       byId<HTMLDialogElement>('dlg-search')!.close();
       host.go(Number(button.dataset.page));
     });
+    const jump = (direction: 1 | -1) => {
+      const visible = (document.documentElement.dataset.visible ?? String(host.current())).split(',').map(Number);
+      const target = direction > 0 ? pages.find((p) => p > Math.max(...visible)) : [...pages].reverse().find((p) => p < Math.min(...visible));
+      if (target === undefined) {
+        status.textContent = direction > 0 ? 'No more results after this page.' : 'No results before this page.';
+        return;
+      }
+      const index = pages.indexOf(target);
+      const offset = Math.floor(index / 100) * 100;
+      if (!loaded.has(target) && !windows.has(offset)) void fetchWindow(offset, latest).catch(() => undefined);
+      host.go(target);
+      byId('announcer')!.textContent = `Result ${index + 1} of ${pages.length}, page ${target}`;
+    };
+    hitPrev?.addEventListener('click', () => jump(-1));
+    hitNext?.addEventListener('click', () => jump(1));
   }
 
   // Text view: the page carries the first pages' text; more on demand.

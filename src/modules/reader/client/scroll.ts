@@ -138,6 +138,7 @@ export class ScrollView {
       el.style.top = px(this.tops[n - 1]!);
       this.shown.set(n, el);
       this.scroller.append(el);
+      this.pages.showText(n);
     }
   }
 }

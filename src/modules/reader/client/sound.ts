@@ -40,7 +40,16 @@ export class TurnSound {
 
   play(): void {
     const context = this.context;
-    if (!this.enabled || !context || context.state !== 'running') return;
+    if (!this.enabled || !context) return;
+    // The first turn is also the gesture that unlocked the context: it may still be resuming.
+    if (context.state !== 'running') {
+      if (context.state === 'suspended') void context.resume().then(() => context.state === 'running' && this.start(context), () => undefined);
+      return;
+    }
+    this.start(context);
+  }
+
+  private start(context: AudioContext): void {
     const source = context.createBufferSource();
     source.buffer = this.noise(context);
     const filter = context.createBiquadFilter();

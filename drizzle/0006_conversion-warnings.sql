@@ -1,0 +1,2 @@
+ALTER TABLE "book_pages" ADD COLUMN "warnings" jsonb DEFAULT '[]'::jsonb NOT NULL;--> statement-breakpoint
+ALTER TABLE "upload_batches" ADD COLUMN "warnings" jsonb DEFAULT '[]'::jsonb NOT NULL;

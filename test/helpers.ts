@@ -80,6 +80,8 @@ export interface ServiceOptions {
   dataDir?: string;
   database?: DatabaseTarget;
   adminChannel?: boolean;
+  /** Where the service logs (default: silent, or TEST_LOG_LEVEL). */
+  logger?: pino.Logger;
 }
 
 export async function startService(options: ServiceOptions = {}): Promise<TestService> {
@@ -110,7 +112,7 @@ export async function startService(options: ServiceOptions = {}): Promise<TestSe
     api: true,
     worker: options.worker ?? true,
     database,
-    logger: pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }),
+    logger: options.logger ?? pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' }),
     adminChannel: options.adminChannel ?? false,
     extraRoutes: options.extraRoutes,
   });

@@ -20,7 +20,7 @@ import type { Db } from '../../platform/db/database.ts';
 import { defineJob, type JobContext } from '../../platform/jobs/queue.ts';
 import type { Storage } from '../../platform/storage/storage.ts';
 import { isConversionError } from '../conversion/conversion.errors.ts';
-import { convertDocument } from '../conversion/conversion.service.ts';
+import { convertDocument, type ArchiveLimits } from '../conversion/conversion.service.ts';
 import type { RenderedPage } from '../conversion/conversion.types.ts';
 import { recordEvent } from '../events/events.service.ts';
 import { bookPrefix, pageImageKey } from './books.service.ts';
@@ -43,6 +43,9 @@ export interface ConvertBookDeps {
   widths?: number[];
   concurrency?: number;
   officeTimeoutMs?: number;
+  officeMemoryLimitMb?: number;
+  archiveLimits?: ArchiveLimits;
+  maxPages?: number;
 }
 
 async function localCopy(storage: Storage, key: string, workDir: string): Promise<string> {
@@ -145,6 +148,9 @@ export async function convertBook(deps: ConvertBookDeps, batchId: string, ctx: J
         widths: deps.widths,
         concurrency: deps.concurrency,
         officeTimeoutMs: deps.officeTimeoutMs,
+        officeMemoryLimitMb: deps.officeMemoryLimitMb,
+        archiveLimits: deps.archiveLimits,
+        maxPages: deps.maxPages,
         signal: abort.signal,
         workDir,
         onStart: async (info) => {
@@ -155,6 +161,7 @@ export async function convertBook(deps: ConvertBookDeps, batchId: string, ctx: J
       storePage,
     );
 
+    await warn(result.warnings.map((w) => ({ ...w, page: null })));
     // Keep the PDF the pages came from, for downloads (an office upload's is LibreOffice's output).
     let pdfKey = book.sourceFormat === 'pdf' ? book.sourceKey : null;
     if (!pdfKey && result.pdfPath) {

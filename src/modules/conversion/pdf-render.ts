@@ -37,6 +37,8 @@ export interface RenderPdfOptions extends Omit<RenderWorkerInit, 'wantDocumentIn
   /** Workers for this document (capped by the pool size). Default: the pool size (cores). */
   concurrency?: number;
   pageTimeoutMs?: number;
+  /** A document with more pages fails as soon as it is opened ('too_many_pages'). */
+  maxPages?: number;
   /** Pages rendered ahead of the one onPage is handling. Default: 3 per worker. */
   maxAhead?: number;
   signal?: AbortSignal;
@@ -171,6 +173,14 @@ class RenderRun {
         this.#fail(new ConversionError(message.code, message.message));
         return;
       case 'opened':
+        if (this.#o.maxPages !== undefined && message.pageCount > this.#o.maxPages) {
+          const count = (n: number) => n.toLocaleString('en-US');
+          this.#fail(new ConversionError(
+            'too_many_pages',
+            `This document has ${count(message.pageCount)} pages; this server converts at most ${count(this.#o.maxPages)} pages per book. Split it into parts and upload each.`,
+          ));
+          return;
+        }
         lease.opened = true;
         this.#pageCount ??= message.pageCount;
         if (message.info) {

@@ -8,9 +8,11 @@ import type { Storage } from './platform/storage/storage.ts';
 import { convertBookJob } from './modules/books/convert-book.job.ts';
 import { bookLifecycleJobs } from './modules/books/book-lifecycle.jobs.ts';
 import { bulkSettingsJob } from './modules/books/bulk-settings.job.ts';
+import { renderWorkerPool } from './modules/conversion/render-worker-pool.ts';
 
 export function createJobDefinitions(deps: { database: Database; storage: Storage; services: Services; config: Readonly<Config> }): JobDefinition[] {
   const { config } = deps;
+  renderWorkerPool.configure({ idleTimeoutMs: config.RENDER_IDLE_TIMEOUT_MS });
   return [
     maintenanceJob(deps.database.db),
     convertBookJob({

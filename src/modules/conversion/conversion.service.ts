@@ -43,7 +43,7 @@ export { detectTextLinks } from './text-links.ts';
 export { DEFAULT_WIDTHS } from './page-images.ts';
 export { OFFICE_PACKAGES, findSoffice } from './office-to-pdf.ts';
 export { DEFAULT_ARCHIVE_LIMITS, type ArchiveLimits } from './office-archive.ts';
-/** Shared render threads; `renderWorkerPool.configure({ maxWorkers, idleTimeoutMs })` to size it. */
+/** Shared renderer processes; `renderWorkerPool.configure({ maxWorkers, idleTimeoutMs })` to size it. */
 export { renderWorkerPool } from './render-worker-pool.ts';
 
 /** Office formats that are zip archives (OOXML and ODF), checked for zip bombs before LibreOffice opens them. */

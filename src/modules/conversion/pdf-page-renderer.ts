@@ -29,9 +29,12 @@ import { DestinationResolver, extractLinks, extractOutline, extractTitle, normal
 import type { FromRenderWorker, RenderWorkerInit, ToRenderWorker } from './pdf-render.protocol.ts';
 import { openError, pdfjsDocumentOptions } from './pdfjs-options.ts';
 
-const port = parentPort;
-if (!port) throw new Error('pdf-page-renderer.ts must run in a worker thread (pdf-render.worker.ts)');
+/** The pool's channel: the IPC channel of this child process (render-worker-pool.ts), or a worker thread's port. */
+const port = parentPort ?? (process.send ? { on: (event: 'message', listener: (message: ToRenderWorker) => void) => process.on(event, listener), postMessage: (message: FromRenderWorker) => { process.send!(message); } } : null);
+if (!port) throw new Error('pdf-page-renderer.ts must run in a render worker process (pdf-render.worker.ts)');
 const send = (message: FromRenderWorker) => port.postMessage(message);
+// The pool ends this process when it is not needed; if the service itself goes away, so does this renderer.
+process.on('disconnect', () => process.exit(0));
 
 /**
  * pdf.js tells what it left out of a page only through its warnings

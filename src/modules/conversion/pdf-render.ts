@@ -1,5 +1,5 @@
 /**
- * Renders a PDF's pages on pooled worker threads (render-worker-pool.ts) and
+ * Renders a PDF's pages on pooled renderer processes (render-worker-pool.ts) and
  * hands them to the caller in page order, one at a time.
  *
  * - Page 1 goes first, to the first worker that has the document open, and
@@ -148,7 +148,7 @@ class RenderRun {
     this.#leases.add(lease);
     worker.documents++;
     worker.listen({ message: (message) => this.#onMessage(lease, message), died: (reason) => this.#onCrash(lease, reason) });
-    worker.thread.postMessage({ type: 'open', init: { ...this.#init, wantDocumentInfo: wantsInfo } });
+    worker.post({ type: 'open', init: { ...this.#init, wantDocumentInfo: wantsInfo } });
   }
 
   /** Takes more free workers while there is enough work left for them. */
@@ -242,7 +242,7 @@ class RenderRun {
         if (page === null) break;
         const timer = setTimeout(() => this.#onTimeout(lease, page), this.#pageTimeoutMs);
         lease.inflight.set(page, timer);
-        lease.worker.thread.postMessage({ type: 'render', page });
+        lease.worker.post({ type: 'render', page });
       }
     }
     if (this.#pageCount === null) return;
@@ -321,7 +321,7 @@ class RenderRun {
   /** Done with this worker: it finishes, closes the document and returns to the pool. */
   #close(lease: Lease): void {
     lease.gone = true;
-    lease.worker.thread.postMessage({ type: 'close' });
+    lease.worker.post({ type: 'close' });
     const timer = setTimeout(() => {
       if (this.#leases.delete(lease)) void this.#pool.discard(lease.worker);
     }, CLOSE_TIMEOUT_MS);

@@ -43,6 +43,7 @@ export const EnvSchema = Type.Object({
   OFFICE_MEMORY_LIMIT_MB: Type.Integer({ minimum: 0, default: 2048, description: 'Address-space limit of each LibreOffice process in MB (prlimit --as); 0 = none.' }),
   OFFICE_MAX_UNCOMPRESSED_MB: Type.Integer({ minimum: 1, default: 1024, description: 'Zip-bomb check: largest total unpacked size of a DOCX/XLSX/PPTX/ODF archive, in MB.' }),
   OFFICE_MAX_COMPRESSION_RATIO: Type.Integer({ minimum: 2, default: 100, description: 'Zip-bomb check: largest unpacked/packed size ratio of an office archive (and of any part over 1 MB).' }),
+  RENDER_IDLE_TIMEOUT_MS: Type.Integer({ minimum: 100, default: 30_000, description: 'A PDF renderer process left without work this long exits, giving its memory back.' }),
   MAX_PAGES_PER_BOOK: Type.Integer({ minimum: 1, default: 2000, description: 'A document with more pages fails its upload batch at once.' }),
   PAGE_WIDTHS: Type.String({ default: '320,1024,2048', description: 'Widths in px each page is rendered at (comma-separated).' }),
   WORKER_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 64, default: 2, description: 'Jobs one worker process runs at once.' }),

@@ -1,7 +1,8 @@
 /**
- * Page image downloads that arrive whole leave no "stream closed prematurely"
- * line in the log (issue 15, defect 10): clients (browsers, CDNs) often close
- * the connection as soon as they have Content-Length bytes.
+ * The service at rest (issue 15, defects 9 and 10): page image downloads that
+ * arrive whole leave no "stream closed prematurely" line in the log (clients
+ * often close the connection as soon as they have Content-Length bytes), and
+ * idle renderer processes end, giving their memory back.
  */
 import assert from 'node:assert/strict';
 import net from 'node:net';
@@ -9,7 +10,8 @@ import { Writable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
 import pino from 'pino';
 import { makePdf } from '../documents.ts';
-import { startService, uploadFile, waitForBatch, type TestService } from '../helpers.ts';
+import { renderWorkerPool } from '../../src/modules/conversion/render-worker-pool.ts';
+import { eventually, startService, uploadFile, waitForBatch, type TestService } from '../helpers.ts';
 
 /** GETs a URL over a raw socket and closes it the moment the whole body (Content-Length) has arrived. */
 function fetchAndHangUp(url: string): Promise<{ status: number; bodyBytes: number; contentLength: number }> {
@@ -65,3 +67,32 @@ describe('asset downloads and the log', () => {
     assert.deepEqual(noisy, []);
   });
 });
+
+describe('render workers when the service is idle', () => {
+  let svc: TestService;
+  before(async () => {
+    svc = await startService({ env: { RENDER_IDLE_TIMEOUT_MS: 300, PAGE_WIDTHS: '320' } });
+  });
+  after(() => svc.stop());
+
+  it('ends idle renderer processes, so their memory goes back to the system', async () => {
+    const { key } = await svc.workspace();
+    const res = await uploadFile(svc, key, await makePdf({ pages: 6 }), 'idle.pdf');
+    const seen = new Set<number>();
+    const batch = await waitForBatch(svc, key, res.body.data.batch_id);
+    assert.equal(batch.status, 'completed');
+    for (const pid of renderWorkerPool.pids) seen.add(pid);
+    // The renderers that did the work: gone once idle, and their processes ended.
+    await eventually(async () => renderWorkerPool.pids.length === 0);
+    for (const pid of seen) assert.equal(isAlive(pid), false, `renderer ${pid} still runs`);
+  });
+});
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -87,7 +87,8 @@ export async function officeToPdf(inputPath: string, format: DocumentFormat, opt
   const { workDir, timeoutMs = DEFAULT_OFFICE_TIMEOUT_MS, signal } = options;
   if (signal?.aborted) throw abortedError(signal);
   const soffice = options.sofficePath ?? (await findSoffice());
-  if (!soffice) {
+  // Checked here, not left to spawn: under prlimit a missing soffice is prlimit's failure, not a spawn error.
+  if (!soffice || !(await isExecutable(soffice))) {
     throw new ConversionError(
       'office_unavailable',
       `Office documents cannot be converted on this server: LibreOffice is not installed. Install the Debian packages ${OFFICE_PACKAGES}.`,

@@ -58,8 +58,8 @@ describe('catalog render', () => {
     assert.equal(batch.status, 'completed', JSON.stringify(batch.error));
     book = batch.books[0];
     assert.equal(book.page_count, 3, 'cover + 2 pages of 9');
-    assert.ok(batch.warnings.some((w: string) => w.includes('no-such-key')), JSON.stringify(batch.warnings));
-    assert.ok(batch.warnings.some((w: string) => /sku-5.*missing\.jpg.*HTTP 404/.test(w)), JSON.stringify(batch.warnings));
+    assert.ok(batch.warnings.some((w: { code: string; message: string }) => w.code === 'items_missing' && w.message.includes('no-such-key')), JSON.stringify(batch.warnings));
+    assert.ok(batch.warnings.some((w: { code: string; message: string }) => w.code === 'image_unavailable' && /sku-5.*missing\.jpg.*HTTP 404/.test(w.message)), JSON.stringify(batch.warnings));
 
     const pages = (await svc.request('GET', `/v1/books/${book.random_id}/pages`, { key: ws.key })).body.data;
     const text = pages[1].text.map((t: { text: string }) => t.text).join(' ');

@@ -58,7 +58,8 @@ describe('templates and create-from-template', () => {
     assert.equal(batch.books[0].page_images_status, 'ready');
     assert.ok(batch.books[0].page_count >= 3);
     assert.equal(batch.warnings.length, 1, JSON.stringify(batch.warnings));
-    assert.match(batch.warnings[0], /missing\.jpg.*HTTP 404.*placeholder/);
+    assert.equal(batch.warnings[0].code, 'image_unavailable');
+    assert.match(batch.warnings[0].message, /missing\.jpg.*HTTP 404.*placeholder/);
 
     const pages = await svc.request('GET', `/v1/books/${book.random_id}/pages`, { key });
     const text = pages.body.data.map((p: { text: Array<{ text: string }> }) => p.text.map((t) => t.text).join(' ')).join('\n');
@@ -96,7 +97,7 @@ describe('templates and create-from-template', () => {
     const batch = await waitForBatch(svc, key, res.body.data.book.batch_id);
     assert.equal(batch.status, 'completed', JSON.stringify(batch.error));
     assert.equal(batch.books[0].page_count, 2);
-    assert.match(batch.warnings.join('\n'), /not-image\.jpg.*not a readable image/);
+    assert.match(batch.warnings.map((w: { message: string }) => w.message).join('\n'), /not-image\.jpg.*not a readable image/);
     const pages = await svc.request('GET', `/v1/books/${res.body.data.book.random_id}/pages`, { key });
     const page = pages.body.data[1];
     const text = page.text.map((t: { text: string }) => t.text).join(' ');

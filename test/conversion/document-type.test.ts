@@ -56,7 +56,7 @@ describe('detectDocumentType', () => {
 
       const gif = await sniffDocument(await writeTemp(dir, 'd.pdf', await sharp({ create: { width: 4, height: 4, channels: 3, background: 'red' } }).gif().toBuffer()));
       assert.equal(gif.type, null);
-      assert.match(gif.reason ?? '', /GIF.*Accepted formats: PDF/);
+      assert.match(gif.reason ?? '', /GIF.*Upload one of: PDF/);
 
       assert.equal(await detectDocumentType(await writeTemp(dir, 'e.txt', 'just some text, no magic here')), null);
     });

@@ -10,7 +10,7 @@ import { readMultipartForm } from '../../platform/http/multipart.ts';
 import { authOf } from '../../platform/http/route-config.ts';
 import { CursorMeta, Message, cursorQuery } from '../../platform/http/schemas.ts';
 import type { BooksService } from './books.service.ts';
-import { Book, BookParams, ListBooksQuery, Page, UpdateBookBody, UploadBatch, UploadBody, UploadFields, exampleBook } from './books.schemas.ts';
+import { Book, BookParams, ConversionWarning, ListBooksQuery, OutlineEntry, Page, UpdateBookBody, UploadBatch, UploadBody, UploadFields, exampleBook } from './books.schemas.ts';
 import type { UploadsService, UploadInput } from './uploads.service.ts';
 
 const BookRef = Type.Ref('Book');
@@ -19,6 +19,8 @@ const BatchParams = Type.Object({ batchId: Type.String({ minLength: 1, maxLength
 
 export const booksRoutes: FastifyPluginAsyncTypebox<{ books: BooksService; uploads: UploadsService; uploadLimitBytes: number }> = async (app, { books, uploads, uploadLimitBytes }) => {
   app.addSchema(Book);
+  app.addSchema(ConversionWarning);
+  app.addSchema(OutlineEntry);
   app.addSchema(UploadBatch);
   await app.register(multipart, { limits: { fileSize: uploadLimitBytes, files: 1, fields: 20, fieldSize: 4096, parts: 25 } });
 
@@ -98,6 +100,26 @@ export const booksRoutes: FastifyPluginAsyncTypebox<{ books: BooksService; uploa
     },
     config: { scope: 'books:read' },
   }, async (request) => books.pages(authOf(request), request.params.book, { cursor: request.query.cursor, limit: request.query.limit ?? 50 }));
+
+  app.get('/books/:book/outline', {
+    schema: {
+      operationId: 'getBookOutline', tags: ['Books'], summary: "A book's outline (table of contents)",
+      description:
+        'Beyond the spec: the outline (bookmarks) of the uploaded document, as the reader shows it. Each entry opens a page (`page`) or, ' +
+        'when the document links it to a web or mail address, that address (`url`, an external link; `page` is then null). ' +
+        'Nested entries are in `children`. Empty until the conversion has opened the document, and for documents without one.',
+      params: BookParams,
+      response: {
+        200: Type.Object({ data: Type.Array(Type.Ref('OutlineEntry')) }, {
+          examples: [{ data: [
+            { title: 'Introduction', page: 1, children: [{ title: 'Scope', page: 2, children: [] }] },
+            { title: 'Product site', page: null, url: 'https://example.com/product', children: [] },
+          ] }],
+        }),
+      },
+    },
+    config: { scope: 'books:read' },
+  }, async (request) => ({ data: await books.outline(authOf(request), request.params.book) }));
 
   app.get('/batches/:batchId', {
     schema: { operationId: 'getBatch', tags: ['Batches'], summary: 'Get an upload batch', params: BatchParams, response: { 200: Type.Object({ data: BatchRef }) } },

@@ -137,7 +137,12 @@ export const UploadBatch = Type.Object(
     }),
     books: Type.Array(Type.Ref('Book'), { description: 'The book the upload produces, from the start; its page_images_status and page_count follow the conversion.' }),
     error: Nullable(Type.Object({ code: Type.String(), message: Type.String({ description: 'Written for the person who uploaded the file.' }) })),
-    warnings: Type.Array(Type.String(), { description: 'Problems that did not fail the batch, such as a product image that could not be fetched (a placeholder is drawn in its place).' }),
+    warnings: Type.Array(Type.Ref('ConversionWarning'), {
+      description:
+        'What the conversion could not reproduce faithfully, while the batch still completed: content left out of a page (`image_too_large`, `image_damaged`), ' +
+        'pages delivered blank (`page_failed`), fonts the document asks for that this server does not have (`fonts_substituted`); for books made from content, a product image drawn as a placeholder (`image_unavailable`) and item keys the catalog does not hold (`items_missing`). ' +
+        'Empty when the pages are faithful. At most 100 entries.',
+    }),
     original_filename: Nullable(Type.String()),
     source_format: Nullable(Type.String({ description: 'What the bytes are: pdf, docx, doc, odt, xlsx, xls, ods, pptx, ppt, odp, jpeg or png.' })),
     created_at: DateTime,
@@ -158,13 +163,38 @@ export const UploadBody = Type.Object({
   ...UploadFields.properties,
 });
 
+export const ConversionWarning = Type.Object(
+  {
+    code: Type.String({ description: '`image_too_large`, `image_damaged`, `page_failed`, `fonts_substituted`, …' }),
+    message: Type.String({ description: 'Written for the person who uploaded the file: what is missing and what to do.' }),
+    page: Nullable(Type.Integer({ description: 'The page concerned; null for the whole document.' })),
+  },
+  { $id: 'ConversionWarning', title: 'ConversionWarning', examples: [{ code: 'image_too_large', message: 'An image on page 12 is too large to draw (12000 × 16000 px) and was left out.', page: 12 }] },
+);
+
+/** An outline (table of contents) entry: a page of the book or an external link. */
+export const OutlineEntry = Type.Object(
+  {
+    title: Type.String(),
+    page: Nullable(Type.Integer({ description: 'The 1-based page the entry opens; null for an external link or an entry that points nowhere.' })),
+    url: Type.Optional(Type.String({ description: 'Set instead of a page when the entry opens a web or mail address (an external link).' })),
+    children: Type.Array(Type.Ref('OutlineEntry')),
+  },
+  { $id: 'OutlineEntry', title: 'OutlineEntry' },
+);
+
 export const Page = Type.Object({
   number: Type.Integer(),
   width: Type.Number({ description: 'Page width in PDF points (1/72 in), after rotation.' }),
   height: Type.Number(),
   images: Type.Array(Type.Object({ width: Type.Integer(), height: Type.Integer(), url: Type.String() }), { description: 'The page at each width (320, 1024, 2048 px), smallest first. Immutable URLs.' }),
-  text: Type.Array(Type.Object({ text: Type.String(), x: Type.Number(), y: Type.Number(), width: Type.Number(), height: Type.Number() }), {
-    description: 'Text runs with their box as fractions (0-1) of the page, origin top-left.',
+  text: Type.Array(Type.Object({
+    text: Type.String({ description: 'In reading (logical) order, right-to-left scripts included; control characters removed.' }),
+    x: Type.Number(), y: Type.Number(), width: Type.Number(), height: Type.Number(),
+    dir: Type.Optional(Type.Literal('rtl', { description: 'The run reads right to left: its first character is at the far end of its box.' })),
+    angle: Type.Optional(Type.Number({ description: 'Clockwise angle of the run on the displayed page (90: reads downwards, 180: upside down, 270: upwards); absent for horizontal text.' })),
+  }), {
+    description: 'Text runs in reading order, with their box as fractions (0-1) of the displayed page (after /Rotate), origin top-left.',
   }),
   links: Type.Array(
     Type.Object({
@@ -175,4 +205,5 @@ export const Page = Type.Object({
     }),
   ),
   error: Nullable(Type.String({ description: 'Why the page is blank, when it could not be rendered.' })),
+  warnings: Type.Array(Type.Object({ code: Type.String(), message: Type.String() }), { description: 'What is missing from this page although it rendered (see the batch `warnings`).' }),
 });

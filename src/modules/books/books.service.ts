@@ -13,6 +13,7 @@ import type { Storage } from '../../platform/storage/storage.ts';
 import { recordEvent } from '../events/events.service.ts';
 import { SETTING_FIELDS, applySettingsChange, toBookRecord, type SettingsChange, type AccessListState, type BookRecord, type BookUrls } from './books.settings.ts';
 import { bookPages, books, uploadBatches, type BookRow } from './books.tables.ts';
+import type { OutlineEntry } from '../conversion/conversion.types.ts';
 
 export interface Caller {
   workspaceId: number;
@@ -217,9 +218,15 @@ export class BooksService {
         text: p.text,
         links: p.links,
         error: p.error,
+        warnings: p.warnings,
       })),
       meta: { has_more: hasMore, next_cursor: hasMore ? Buffer.from(`page:${page[page.length - 1]!.number}`).toString('base64url') : null },
     };
+  }
+
+  /** The document's outline as stored by the conversion (entries open a page or an external `url`). */
+  async outline(caller: Caller, randomId: string): Promise<OutlineEntry[]> {
+    return (await this.findRow(caller, randomId)).outline ?? [];
   }
 
   /** Job: the scheduled publication time has come. */

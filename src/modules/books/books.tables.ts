@@ -1,6 +1,11 @@
 import { index, integer, jsonb, pgTable, primaryKey, real, text, uniqueIndex } from 'drizzle-orm/pg-core';
 import { workspaces } from '../workspaces/workspaces.tables.ts';
-import type { OutlineEntry, PageLink, TextItem } from '../conversion/conversion.types.ts';
+import type { ConversionWarning, OutlineEntry, PageLink, TextItem } from '../conversion/conversion.types.ts';
+
+/** A warning as the batch keeps it: with its page (null for the whole document). */
+export interface StoredWarning extends ConversionWarning {
+  page: number | null;
+}
 import { instant } from '../../platform/db/columns.ts';
 
 
@@ -47,11 +52,11 @@ export const uploadBatches = pgTable('upload_batches', {
   failedPages: integer('failed_pages').notNull().default(0),
   error: text('error'),
   errorCode: text('error_code'),
+  /** Problems that did not fail the batch: what the conversion could not reproduce, a product image drawn as a placeholder (see StoredWarning); at most 100. */
+  warnings: jsonb('warnings').$type<StoredWarning[]>().notNull().default([]),
   originalFilename: text('original_filename'),
   sourceFormat: text('source_format'),
   sourceBytes: integer('source_bytes'),
-  /** Problems that did not fail the batch (a product image that could not be fetched, drawn as a placeholder). */
-  warnings: jsonb('warnings').$type<string[]>().notNull().default([]),
   createdAt: instant('created_at').notNull().defaultNow(),
   updatedAt: instant('updated_at').notNull().defaultNow(),
   finishedAt: instant('finished_at'),
@@ -116,6 +121,7 @@ export const bookPages = pgTable('book_pages', {
   text: jsonb('text').$type<TextItem[]>().notNull(),
   links: jsonb('links').$type<PageLink[]>().notNull(),
   error: text('error'),
+  warnings: jsonb('warnings').$type<ConversionWarning[]>().notNull().default([]),
   /** Plain text of the page, for search. */
   plainText: text('plain_text').notNull().default(''),
 }, (t) => [primaryKey({ columns: [t.bookId, t.number] })]);

@@ -20,11 +20,11 @@ import type { Db } from '../../platform/db/database.ts';
 import { defineJob, type JobContext } from '../../platform/jobs/queue.ts';
 import type { Storage } from '../../platform/storage/storage.ts';
 import { isConversionError } from '../conversion/conversion.errors.ts';
-import { convertDocument } from '../conversion/conversion.service.ts';
+import { convertDocument, type ArchiveLimits } from '../conversion/conversion.service.ts';
 import type { RenderedPage } from '../conversion/conversion.types.ts';
 import { recordEvent } from '../events/events.service.ts';
 import { bookPrefix, pageImageKey } from './books.service.ts';
-import { bookPages, books, uploadBatches, type StoredPageImage } from './books.tables.ts';
+import { bookPages, books, uploadBatches, type StoredPageImage, type StoredWarning } from './books.tables.ts';
 
 declare module '../../platform/jobs/queue.ts' {
   interface JobPayloads {
@@ -34,6 +34,8 @@ declare module '../../platform/jobs/queue.ts' {
 
 const RETRY_LIMIT = 3;
 const CANCEL_POLL_MS = 1000;
+/** A batch keeps at most this many warnings (a document with an image problem on every page would repeat it). */
+const MAX_BATCH_WARNINGS = 100;
 
 export interface ConvertBookDeps {
   db: Db;
@@ -41,6 +43,9 @@ export interface ConvertBookDeps {
   widths?: number[];
   concurrency?: number;
   officeTimeoutMs?: number;
+  officeMemoryLimitMb?: number;
+  archiveLimits?: ArchiveLimits;
+  maxPages?: number;
 }
 
 async function localCopy(storage: Storage, key: string, workDir: string): Promise<string> {
@@ -64,7 +69,7 @@ export async function convertBook(deps: ConvertBookDeps, batchId: string, ctx: J
   await db.update(books).set({ renditionId, pageImagesStatus: 'processing', pageCount: 0, updatedAt: new Date() }).where(eq(books.id, book.id));
   await db
     .update(uploadBatches)
-    .set({ status: 'processing', totalPages: 0, completedPages: 0, failedPages: 0, updatedAt: new Date() })
+    .set({ status: 'processing', totalPages: 0, completedPages: 0, failedPages: 0, warnings: [], updatedAt: new Date() })
     .where(eq(uploadBatches.id, batchId));
   if (previousRendition) {
     for (const key of await storage.list(`${bookPrefix(book.randomId)}${previousRendition}/`)) await storage.delete(key);
@@ -92,6 +97,19 @@ export async function convertBook(deps: ConvertBookDeps, batchId: string, ctx: J
   const workDir = await mkdtemp(path.join(os.tmpdir(), 'flipbook-convert-'));
   try {
     const sourcePath = await localCopy(storage, book.sourceKey!, workDir);
+    /** Adds warnings to the batch (capped) and says in the log why the pages are not faithful. */
+    const warn = async (warnings: StoredWarning[]) => {
+      if (warnings.length === 0) return;
+      for (const w of warnings) ctx.log.warn({ batchId, page: w.page, code: w.code }, `conversion warning: ${w.message}`);
+      await db
+        .update(uploadBatches)
+        .set({
+          warnings: sql`case when jsonb_array_length(${uploadBatches.warnings}) >= ${MAX_BATCH_WARNINGS} then ${uploadBatches.warnings}
+            else ${uploadBatches.warnings} || ${JSON.stringify(warnings)}::jsonb end`,
+          updatedAt: new Date(),
+        })
+        .where(eq(uploadBatches.id, batchId));
+    };
     const storePage = async (page: RenderedPage) => {
       const images: StoredPageImage[] = [];
       for (const image of page.images) {
@@ -109,8 +127,12 @@ export async function convertBook(deps: ConvertBookDeps, batchId: string, ctx: J
         text: page.text,
         links: page.links,
         error: page.error ?? null,
+        warnings: page.warnings ?? [],
         plainText: page.text.map((t) => t.text).join(' ').replace(/\s+/g, ' ').trim(),
       }).onConflictDoNothing();
+      const pageWarnings: StoredWarning[] = (page.warnings ?? []).map((w) => ({ ...w, page: page.number }));
+      if (page.error) pageWarnings.push({ code: 'page_failed', message: `Page ${page.number} is blank: ${page.error}`, page: page.number });
+      await warn(pageWarnings);
       const counter = page.error ? { failedPages: sql`${uploadBatches.failedPages} + 1` } : { completedPages: sql`${uploadBatches.completedPages} + 1` };
       await db.update(uploadBatches).set({ ...counter, updatedAt: new Date() }).where(eq(uploadBatches.id, batchId));
       if (page.number === 1) {
@@ -126,6 +148,9 @@ export async function convertBook(deps: ConvertBookDeps, batchId: string, ctx: J
         widths: deps.widths,
         concurrency: deps.concurrency,
         officeTimeoutMs: deps.officeTimeoutMs,
+        officeMemoryLimitMb: deps.officeMemoryLimitMb,
+        archiveLimits: deps.archiveLimits,
+        maxPages: deps.maxPages,
         signal: abort.signal,
         workDir,
         onStart: async (info) => {
@@ -136,6 +161,7 @@ export async function convertBook(deps: ConvertBookDeps, batchId: string, ctx: J
       storePage,
     );
 
+    await warn(result.warnings.map((w) => ({ ...w, page: null })));
     // Keep the PDF the pages came from, for downloads (an office upload's is LibreOffice's output).
     let pdfKey = book.sourceFormat === 'pdf' ? book.sourceKey : null;
     if (!pdfKey && result.pdfPath) {

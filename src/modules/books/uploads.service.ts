@@ -14,7 +14,7 @@ import type { Db } from '../../platform/db/database.ts';
 import { ERRORS } from '../../platform/errors.ts';
 import type { JobQueue } from '../../platform/jobs/queue.ts';
 import type { Storage } from '../../platform/storage/storage.ts';
-import { ACCEPTED_FORMATS_TEXT, sniffDocument } from '../conversion/document-type.ts';
+import { sniffDocument } from '../conversion/document-type.ts';
 import { recordEvent } from '../events/events.service.ts';
 import { bookPrefix, type BooksService, type Caller } from './books.service.ts';
 import { DEFAULT_SETTINGS, settingsRevision } from './books.settings.ts';
@@ -78,10 +78,9 @@ export class UploadsService {
     {
       const { size } = await stat(temporary);
       if (size === 0) throw ERRORS.validation({ files: ['The file is empty.'] });
-      const sniffed = await sniffDocument(temporary);
-      if (!sniffed.type) {
-        throw ERRORS.validation({ files: [`${sniffed.reason} Accepted: ${ACCEPTED_FORMATS_TEXT}. The type is read from the file's content, not its name.`] });
-      }
+      const sniffed = await sniffDocument(temporary, input.originalFilename ?? input.filename);
+      // The reason says what the file is and what to do, once.
+      if (!sniffed.type) throw ERRORS.validation({ files: [sniffed.reason] });
       const type = sniffed.type;
       const randomId = newRandomId();
       const batchId = `bat_${randomBytes(12).toString('base64url')}`;

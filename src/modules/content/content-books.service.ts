@@ -16,7 +16,7 @@ import type { Storage } from '../../platform/storage/storage.ts';
 import { recordEvent } from '../events/events.service.ts';
 import { bookPrefix, findWorkspaceBook, type BooksService, type Caller } from '../books/books.service.ts';
 import { applySettingsChange, DEFAULT_SETTINGS } from '../books/books.settings.ts';
-import { books, uploadBatches, type StoredBookSettings } from '../books/books.tables.ts';
+import { books, uploadBatches, type StoredBookSettings, type StoredWarning } from '../books/books.tables.ts';
 import { newRandomId } from '../books/uploads.service.ts';
 import { bookSources } from './content.tables.ts';
 import { DEFAULT_TEMPLATE, findTemplate, templateFits, TEMPLATES, type Template } from './templates.ts';
@@ -206,11 +206,11 @@ export class ContentBooksService {
     const catalog = await findWorkspaceCatalog(this.db, caller.workspaceId, catalogId);
     const template = this.resolveTemplate(body.template_id, 'products');
     let keys: string[] | null = null;
-    const warnings: string[] = [];
+    const warnings: StoredWarning[] = [];
     if (body.items) {
       const { items, missing } = await itemsByKeys(this.db, caller.workspaceId, catalogId, body.items);
       if (items.length === 0) throw ERRORS.validation({ items: [`None of the ${missing.length} keys is an item of catalog ${catalogId}.`] });
-      if (missing.length) warnings.push(`${missing.length} item key(s) are not in the catalog and were left out: ${missing.slice(0, 20).join(', ')}${missing.length > 20 ? ', …' : ''}.`);
+      if (missing.length) warnings.push({ code: 'items_missing', page: null, message: `${missing.length} item key(s) are not in the catalog and were left out: ${missing.slice(0, 20).join(', ')}${missing.length > 20 ? ', …' : ''}.` });
       keys = items.map((i) => i.externalItemKey);
     } else {
       const available = await availableItems(this.db, caller.workspaceId, catalogId, { limit: 1 });

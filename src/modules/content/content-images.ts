@@ -12,6 +12,7 @@ import { createHash } from 'node:crypto';
 import sharp from 'sharp';
 import type { OutboundClient } from '../../platform/outbound/outbound-client.ts';
 import type { Storage } from '../../platform/storage/storage.ts';
+import type { StoredWarning } from '../books/books.tables.ts';
 
 export const IMAGE_MAX_BYTES = 10 * 1024 * 1024;
 export const IMAGE_TIMEOUT_MS = 10_000;
@@ -27,7 +28,7 @@ async function streamToBuffer(stream: NodeJS.ReadableStream): Promise<Buffer> {
 
 export class ImageSet {
   private readonly images = new Map<string, Buffer | null>();
-  readonly warnings: string[] = [];
+  readonly warnings: StoredWarning[] = [];
 
   private readonly deps: { outbound: OutboundClient; storage: Storage; cachePrefix: string | null; signal?: AbortSignal };
 
@@ -50,7 +51,7 @@ export class ImageSet {
           this.images.set(url, await this.fetchOne(url));
         } catch (error) {
           this.images.set(url, null);
-          this.warnings.push(`${label}: the image ${url.slice(0, 300)} could not be used (${error instanceof Error ? error.message : String(error)}); a placeholder is shown.`);
+          this.warnings.push({ code: 'image_unavailable', page: null, message: `${label}: the image ${url.slice(0, 300)} could not be used (${error instanceof Error ? error.message : String(error)}); a placeholder is shown.` });
         }
       }
     };

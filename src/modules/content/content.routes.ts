@@ -7,7 +7,7 @@ import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { Type } from 'typebox';
 import { authOf } from '../../platform/http/route-config.ts';
 import type { Storage } from '../../platform/storage/storage.ts';
-import { Book, BookParams, UploadBatch, exampleBook } from '../books/books.schemas.ts';
+import { Book, BookParams, ConversionWarning, UploadBatch, exampleBook } from '../books/books.schemas.ts';
 import type { ContentBooksService } from './content-books.service.ts';
 import { KONVA_MAX_PAGE_PIXELS, KONVA_OBJECTS_MAX_BYTES } from './content-books.service.ts';
 import { Canvas, CatalogParams, CreateFromTemplateBody, KonvaBody, RenderCatalogBody, Template, TemplatesQuery } from './content.schemas.ts';
@@ -19,6 +19,7 @@ const BookRef = Type.Ref('Book');
 
 export const contentRoutes: FastifyPluginAsyncTypebox<{ content: ContentBooksService; uploads: UploadsService; storage: Storage; konvaBodyLimitBytes: number }> = async (app, { content, uploads, storage, konvaBodyLimitBytes }) => {
   app.addSchema(Book);
+  app.addSchema(ConversionWarning);
   app.addSchema(UploadBatch);
   app.addSchema(Template);
 

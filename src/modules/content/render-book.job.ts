@@ -13,7 +13,7 @@ import { defineJob, type JobContext } from '../../platform/jobs/queue.ts';
 import type { OutboundClient } from '../../platform/outbound/outbound-client.ts';
 import type { Storage } from '../../platform/storage/storage.ts';
 import { bookPrefix } from '../books/books.service.ts';
-import { books, uploadBatches, type BookRow } from '../books/books.tables.ts';
+import { books, uploadBatches, type BookRow, type StoredWarning } from '../books/books.tables.ts';
 import { convertBook, type ConvertBookDeps } from '../books/convert-book.job.ts';
 import { ImageSet } from './content-images.ts';
 import { htmlToBlocks } from './html-blocks.ts';
@@ -55,7 +55,7 @@ async function storedBytes(storage: Storage, key: string): Promise<Buffer> {
 
 class RenderFailure extends Error {}
 
-async function renderSource(deps: RenderBookDeps, book: BookRow, source: BookSourceRow, ctx: JobContext): Promise<{ result: RenderResult; warnings: string[] }> {
+async function renderSource(deps: RenderBookDeps, book: BookRow, source: BookSourceRow, ctx: JobContext): Promise<{ result: RenderResult; warnings: StoredWarning[] }> {
   if (source.kind === 'konva') {
     const input = source.input as { page_keys: string[]; width: number; height: number };
     const pages: Buffer[] = [];
@@ -72,7 +72,7 @@ async function renderSource(deps: RenderBookDeps, book: BookRow, source: BookSou
 
   if (source.kind === 'catalog') {
     if (!deps.catalogItems || !source.catalogId) throw new RenderFailure('Catalog rendering is not available in this build.');
-    const input = source.input as { items: string[] | null; title: string | null; cover: { title?: string; description?: string; website?: string }; warnings?: string[] };
+    const input = source.input as { items: string[] | null; title: string | null; cover: { title?: string; description?: string; website?: string }; warnings?: StoredWarning[] };
     const { catalogName, items } = await deps.catalogItems.itemsForRender(book.workspaceId, source.catalogId, input.items);
     images.warnings.push(...(input.warnings ?? []));
     if (items.length === 0) throw new RenderFailure('The catalog has no items to render (none of the keys given, or no available item).');
@@ -144,7 +144,7 @@ export async function renderBook(deps: RenderBookDeps, batchId: string, ctx: Job
   if (!source) return { outcome: 'skipped' };
   await db.update(uploadBatches).set({ status: 'processing', updatedAt: new Date() }).where(eq(uploadBatches.id, batchId));
 
-  let rendered: { result: RenderResult; warnings: string[] };
+  let rendered: { result: RenderResult; warnings: StoredWarning[] };
   try {
     rendered = await renderSource(deps, book, source, ctx);
   } catch (error) {
@@ -166,7 +166,7 @@ export async function renderBook(deps: RenderBookDeps, batchId: string, ctx: Job
   await db.update(books).set({ sourceKey, sourceFormat: 'pdf', updatedAt: new Date() }).where(eq(books.id, book.id));
   await db.update(bookSources).set({ productAreas: rendered.result.areas }).where(eq(bookSources.bookId, book.id));
   await db.update(uploadBatches)
-    .set({ warnings: rendered.warnings.slice(0, 250), sourceBytes: rendered.result.pdf.length, updatedAt: new Date() })
+    .set({ warnings: rendered.warnings.slice(0, 100), sourceBytes: rendered.result.pdf.length, updatedAt: new Date() })
     .where(eq(uploadBatches.id, batchId));
 
   const outcome = await convertBook(deps, batchId, ctx);

@@ -19,6 +19,12 @@ export type ConversionErrorCode =
   | 'no_pages'
   /** An image over the pixel limit, refused before decoding. */
   | 'too_large'
+  /** An office document's zip would unpack to too much (zip-bomb check, office-archive.ts). */
+  | 'archive_too_large'
+  /** LibreOffice went over its memory limit on this document. */
+  | 'office_memory'
+  /** More pages than the server converts per book (MAX_PAGES_PER_BOOK). */
+  | 'too_many_pages'
   /** LibreOffice is not installed on this machine. */
   | 'office_unavailable'
   /** LibreOffice ran but produced no PDF. */

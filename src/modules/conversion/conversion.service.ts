@@ -25,10 +25,12 @@
 import { mkdir, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { ConversionError, abortedError } from './conversion.errors.ts';
-import type { DocumentInfo, ImageFormat, RenderedPage } from './conversion.types.ts';
+import type { ConversionWarning, DocumentInfo, ImageFormat, RenderedPage } from './conversion.types.ts';
+import { fontWarning } from './office-fonts.ts';
 import { sniffDocument, type DocumentFormat } from './document-type.ts';
 import { renderImagePage, DEFAULT_MAX_IMAGE_PIXELS } from './image-pages.ts';
-import { DEFAULT_OFFICE_TIMEOUT_MS, officeToPdf } from './office-to-pdf.ts';
+import { checkOfficeArchive, type ArchiveLimits } from './office-archive.ts';
+import { DEFAULT_OFFICE_MEMORY_LIMIT_MB, DEFAULT_OFFICE_TIMEOUT_MS, officeToPdf } from './office-to-pdf.ts';
 import { DEFAULT_EFFORT, DEFAULT_MAX_PAGE_PIXELS, DEFAULT_QUALITY, normaliseWidths } from './page-images.ts';
 import { DEFAULT_PAGE_TIMEOUT_MS, renderPdf } from './pdf-render.ts';
 import { detectTextLinks, withoutOverlaps } from './text-links.ts';
@@ -40,8 +42,13 @@ export { ACCEPTED_FORMATS, ACCEPTED_FORMATS_TEXT, detectDocumentType, type Detec
 export { detectTextLinks } from './text-links.ts';
 export { DEFAULT_WIDTHS } from './page-images.ts';
 export { OFFICE_PACKAGES, findSoffice } from './office-to-pdf.ts';
-/** Shared render threads; `renderWorkerPool.configure({ maxWorkers, idleTimeoutMs })` to size it. */
+export { DEFAULT_ARCHIVE_LIMITS, type ArchiveLimits } from './office-archive.ts';
+/** Shared renderer processes; `renderWorkerPool.configure({ maxWorkers, idleTimeoutMs })` to size it. */
 export { renderWorkerPool } from './render-worker-pool.ts';
+
+/** Office formats that are zip archives (OOXML and ODF), checked for zip bombs before LibreOffice opens them. */
+const ZIP_FORMATS = new Set<DocumentFormat>(['docx', 'xlsx', 'pptx', 'odt', 'ods', 'odp']);
+export const DEFAULT_MAX_PAGES = 2000;
 
 /** Largest image inside a PDF that pdf.js will decode: 2^26 px (e.g. 8192 x 8192), 256 MB as RGBA. */
 const MAX_EMBEDDED_IMAGE_PIXELS = 2 ** 26;
@@ -75,6 +82,12 @@ export interface ConvertInput {
   maxImagePixels?: number;
   /** LibreOffice binary; default: found on PATH. */
   sofficePath?: string;
+  /** Address-space limit of the LibreOffice process in MB (prlimit --as); 0 for none. Default 2048. */
+  officeMemoryLimitMb?: number;
+  /** Zip-bomb caps for OOXML and ODF documents (office-archive.ts). */
+  archiveLimits?: ArchiveLimits;
+  /** A document with more pages fails at once with code 'too_many_pages'. Default 2000. */
+  maxPages?: number;
   onStart?: (info: ConversionStart) => void | Promise<void>;
 }
 
@@ -83,6 +96,8 @@ export interface ConversionStart extends DocumentInfo {
 }
 
 export interface ConversionResult extends DocumentInfo {
+  /** Document-level warnings (fonts the server lacks); page warnings come with each page. */
+  warnings: ConversionWarning[];
   /** The PDF LibreOffice made from an office document (in workDir), else null. */
   pdfPath: string | null;
   sourceFormat: DocumentFormat;
@@ -116,15 +131,20 @@ export async function convertDocument(input: ConvertInput, onPage: (page: Render
     const info = { pageCount: 1, outline: [], title: null };
     await input.onStart?.({ ...info, sourceFormat: format });
     await onPage(page);
-    return { ...info, pdfPath: null, sourceFormat: format, failedPages: [] };
+    return { ...info, pdfPath: null, sourceFormat: format, failedPages: [], warnings: [] };
   }
 
   let pdfFile = input.filePath;
   let pdfPath: string | null = null;
+  const warnings: ConversionWarning[] = [];
   if (kind === 'office') {
+    if (ZIP_FORMATS.has(format)) await checkOfficeArchive(input.filePath, input.archiveLimits);
+    const fonts = await fontWarning(input.filePath, format);
+    if (fonts) warnings.push(fonts);
     pdfPath = await officeToPdf(input.filePath, format, {
       workDir: input.workDir,
       timeoutMs: input.officeTimeoutMs ?? DEFAULT_OFFICE_TIMEOUT_MS,
+      memoryLimitMb: input.officeMemoryLimitMb ?? DEFAULT_OFFICE_MEMORY_LIMIT_MB,
       ...(signal ? { signal } : {}),
       ...(input.sofficePath ? { sofficePath: input.sofficePath } : {}),
     });
@@ -139,6 +159,7 @@ export async function convertDocument(input: ConvertInput, onPage: (page: Render
     maxPagePixels: input.maxPagePixels ?? DEFAULT_MAX_PAGE_PIXELS,
     maxEmbeddedImagePixels: MAX_EMBEDDED_IMAGE_PIXELS,
     pageTimeoutMs: input.pageTimeoutMs ?? DEFAULT_PAGE_TIMEOUT_MS,
+    maxPages: input.maxPages ?? DEFAULT_MAX_PAGES,
     ...(input.concurrency !== undefined ? { concurrency: input.concurrency } : {}),
     ...(signal ? { signal } : {}),
     onStart: (info) => input.onStart?.({ ...info, sourceFormat: format }),
@@ -156,5 +177,6 @@ export async function convertDocument(input: ConvertInput, onPage: (page: Render
     pdfPath,
     sourceFormat: format,
     failedPages: result.failedPages,
+    warnings,
   };
 }

@@ -11,9 +11,17 @@ export interface NormalisedRect {
   height: number;
 }
 
-/** A run of text on a page, as pdf.js groups it (usually a line fragment). */
+/** A run of text on a page, as pdf.js groups it (usually a line fragment), in logical (reading) order. */
 export interface TextItem extends NormalisedRect {
   text: string;
+  /** Set when the run reads right to left (Arabic, Hebrew): its first character is at the box's far end. */
+  dir?: 'rtl';
+  /**
+   * Clockwise angle of the run's baseline on the displayed page, in degrees
+   * (90: reads top to bottom, 180: upside down, 270: bottom to top); absent
+   * for ordinary horizontal text.
+   */
+  angle?: number;
 }
 
 export type LinkTarget = { url: string; page?: never } | { page: number; url?: never };
@@ -37,6 +45,17 @@ export interface PageImage {
   bytes: number;
 }
 
+/**
+ * Something the conversion could not reproduce faithfully while the document
+ * still converted: shown to the uploader on the batch and the page, and logged.
+ */
+export interface ConversionWarning {
+  /** Stable: image_too_large, image_damaged, page_failed, fonts_substituted; books from content: image_unavailable, items_missing. */
+  code: string;
+  /** Written for the uploader: what is missing and what to do. */
+  message: string;
+}
+
 export interface RenderedPage {
   /** 1-based. */
   number: number;
@@ -52,6 +71,8 @@ export interface RenderedPage {
    * stays intact, and this says why.
    */
   error?: string;
+  /** Content left out of an otherwise rendered page (an image too large or damaged to draw). */
+  warnings?: ConversionWarning[];
 }
 
 export interface OutlineEntry {

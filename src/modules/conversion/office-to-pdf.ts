@@ -11,6 +11,11 @@
  *   process group and the whole group is killed on timeout or abort.
  * - soffice exits 0 even when it could not load the file; the only reliable
  *   success signal is the PDF it writes.
+ * - Memory: soffice runs under an address-space limit (`prlimit --as`, from
+ *   util-linux; inherited by soffice.bin), so a document that unpacks to
+ *   gigabytes makes LibreOffice fail its allocations and stop instead of
+ *   taking the machine's memory. Without prlimit it runs unlimited (the zip
+ *   check of office-archive.ts still applies).
  */
 import { spawn } from 'node:child_process';
 import { constants } from 'node:fs';
@@ -22,6 +27,13 @@ import type { DocumentFormat } from './document-type.ts';
 
 export const OFFICE_PACKAGES = 'libreoffice-writer-nogui libreoffice-calc-nogui libreoffice-impress-nogui';
 export const DEFAULT_OFFICE_TIMEOUT_MS = 120_000;
+/**
+ * Address space, not resident memory: LibreOffice reserves more than it
+ * touches (470-620 MB of address space at its peak for the corpus's DOCX,
+ * XLSX and PPTX files), so the limit sits at three times that. A 400 MB
+ * document.xml took it to 2.8 GB resident without a limit.
+ */
+export const DEFAULT_OFFICE_MEMORY_LIMIT_MB = 2048;
 
 export interface OfficeToPdfOptions {
   /** Scratch directory for this job; the PDF is written here as `document.pdf`. */
@@ -30,6 +42,21 @@ export interface OfficeToPdfOptions {
   signal?: AbortSignal;
   /** Path of the soffice binary; default: found on PATH or in the usual install folders. */
   sofficePath?: string;
+  /** Address-space limit in MB (prlimit --as); 0 or absent: none. */
+  memoryLimitMb?: number;
+}
+
+let prlimitPath: Promise<string | null> | null = null;
+/** util-linux's prlimit, looked up once. */
+function findPrlimit(): Promise<string | null> {
+  prlimitPath ??= (async () => {
+    for (const dir of [...(process.env.PATH ?? '').split(path.delimiter).filter(Boolean), '/usr/bin', '/bin']) {
+      const file = path.join(dir, 'prlimit');
+      if (await isExecutable(file)) return file;
+    }
+    return null;
+  })();
+  return prlimitPath;
 }
 
 const CANDIDATES = ['soffice', 'libreoffice'];
@@ -60,7 +87,8 @@ export async function officeToPdf(inputPath: string, format: DocumentFormat, opt
   const { workDir, timeoutMs = DEFAULT_OFFICE_TIMEOUT_MS, signal } = options;
   if (signal?.aborted) throw abortedError(signal);
   const soffice = options.sofficePath ?? (await findSoffice());
-  if (!soffice) {
+  // Checked here, not left to spawn: under prlimit a missing soffice is prlimit's failure, not a spawn error.
+  if (!soffice || !(await isExecutable(soffice))) {
     throw new ConversionError(
       'office_unavailable',
       `Office documents cannot be converted on this server: LibreOffice is not installed. Install the Debian packages ${OFFICE_PACKAGES}.`,
@@ -74,7 +102,9 @@ export async function officeToPdf(inputPath: string, format: DocumentFormat, opt
   try {
     const source = path.join(jobDir, `input.${format}`);
     await copyFile(inputPath, source);
-    const stderr = await runSoffice(soffice, [
+    const limitMb = options.memoryLimitMb ?? 0;
+    const prlimit = limitMb > 0 ? await findPrlimit() : null;
+    const sofficeArgs = [
       `-env:UserInstallation=${pathToFileURL(profileDir).href}`,
       '--headless',
       '--invisible',
@@ -87,10 +117,20 @@ export async function officeToPdf(inputPath: string, format: DocumentFormat, opt
       '--outdir',
       outDir,
       source,
-    ], { timeoutMs, signal, home: jobDir });
+    ];
+    const { output: stderr, signal: killedBy } = prlimit
+      ? await runSoffice(prlimit, [`--as=${limitMb * 1024 * 1024}`, '--', soffice, ...sofficeArgs], { timeoutMs, signal, home: jobDir })
+      : await runSoffice(soffice, sofficeArgs, { timeoutMs, signal, home: jobDir });
 
     const produced = path.join(outDir, 'input.pdf');
     const size = await stat(produced).then((s) => s.size, () => 0);
+    if (size === 0 && prlimit && (killedBy !== null || /bad_alloc|std::bad_alloc|out of memory|cannot allocate/i.test(stderr))) {
+      throw new ConversionError(
+        'office_memory',
+        `LibreOffice needed more than the ${limitMb.toLocaleString('en-US')} MB of memory allowed for one document and was stopped. ` +
+          'The document is too large or damaged: save it again in Office (or as a PDF) and upload that.',
+      );
+    }
     if (size === 0) {
       const loadFailed = /could not be loaded|general error|source file/i.test(stderr);
       throw new ConversionError(
@@ -112,7 +152,7 @@ function runSoffice(
   command: string,
   args: string[],
   { timeoutMs, signal, home }: { timeoutMs: number; signal?: AbortSignal; home: string },
-): Promise<string> {
+): Promise<{ output: string; signal: NodeJS.Signals | null }> {
   return new Promise((resolve, reject) => {
     if (signal?.aborted) {
       reject(abortedError(signal));
@@ -155,13 +195,14 @@ function runSoffice(
       signal?.removeEventListener('abort', onAbort);
       reject(new ConversionError('office_unavailable', `LibreOffice could not be started (${error.message}). Install the Debian packages ${OFFICE_PACKAGES}.`));
     });
-    child.on('close', () => {
+    child.on('close', (code, killedBy) => {
       clearTimeout(timer);
       signal?.removeEventListener('abort', onAbort);
       // soffice.bin may outlive the wrapper script; never leave it running.
       killGroup();
       if (failure) reject(failure);
-      else resolve(output);
+      // The wrapper script reports soffice.bin's death by a signal as exit code 128 + n.
+      else resolve({ output, signal: killedBy ?? (code !== null && code > 128 ? ('SIGKILL' as NodeJS.Signals) : null) });
     });
   });
 }

@@ -7,6 +7,7 @@
 import type { PDFDocumentProxy, PDFPageProxy, PageViewport } from 'pdfjs-dist/legacy/build/pdf.mjs';
 import type { TextContent, TextItem as PdfjsTextItem, TextStyle } from 'pdfjs-dist/types/src/display/api.js';
 import type { NormalisedRect, OutlineEntry, PageLink, TextItem } from './conversion.types.ts';
+import { logicalOrder, stripControls } from './text-order.ts';
 
 type Matrix = [number, number, number, number, number, number];
 type Point = [number, number];
@@ -42,17 +43,33 @@ function fontMetrics(style: TextStyle | undefined): { ascent: number; descent: n
 }
 
 /**
+ * Clockwise angle in degrees (0-359) of a direction given in user space, once
+ * drawn on the displayed page (viewport space has y pointing down). Within a
+ * degree of a right angle it snaps to it.
+ */
+function displayedAngle(viewport: Pick<PageViewport, 'transform'>, [dx, dy]: Point): number {
+  const m = viewport.transform;
+  const x = (m[0] ?? 1) * dx + (m[2] ?? 0) * dy;
+  const y = (m[1] ?? 0) * dx + (m[3] ?? 1) * dy;
+  const degrees = ((Math.atan2(y, x) * 180) / Math.PI + 360) % 360;
+  const snapped = Math.round(degrees / 90) * 90;
+  return (Math.abs(degrees - snapped) < 1 ? snapped : Math.round(degrees)) % 360;
+}
+
+/**
  * pdf.js text items → boxes. An item's transform maps a 1-em glyph box at the
  * origin into user space, and its width (height for vertical writing) is the
  * advance in user space; the box corners go through the viewport transform,
- * which also applies /Rotate.
+ * which also applies /Rotate. Each item also gets its reading direction on the
+ * displayed page (`angle`, `dir`), so a highlight can be placed inside it, and
+ * the runs of a line come out in reading order (text-order.ts).
  */
 export function normaliseTextContent(content: TextContent, viewport: Pick<PageViewport, 'transform' | 'width' | 'height'>): TextItem[] {
   const items: TextItem[] = [];
   for (const raw of content.items) {
     if (!('str' in raw)) continue;
     const item = raw as PdfjsTextItem;
-    const text = item.str;
+    const text = stripControls(item.str);
     if (!text || !text.trim()) continue;
     const t = item.transform as Matrix;
     const style = content.styles[item.fontName];
@@ -70,9 +87,15 @@ export function normaliseTextContent(content: TextContent, viewport: Pick<PageVi
       corners.map((c) => apply(viewport.transform, apply(t, c))),
       viewport,
     );
-    if (box) items.push({ text, ...box });
+    if (!box) continue;
+    const entry: TextItem = { text, ...box };
+    if (item.dir === 'rtl') entry.dir = 'rtl';
+    // The advance direction: along the baseline, or down the column for vertical writing.
+    const angle = displayedAngle(viewport, style?.vertical ? [-t[2], -t[3]] : [t[0], t[1]]);
+    if (angle !== 0) entry.angle = angle;
+    items.push(entry);
   }
-  return items;
+  return logicalOrder(items);
 }
 
 /**
@@ -115,10 +138,29 @@ export class DestinationResolver {
   }
 }
 
+/**
+ * A web or mail address from a URI action. pdf.js fills `url` only for
+ * absolute http(s), ftp, mailto and tel addresses (and "www." ones), which
+ * keeps javascript: and file: out; producers also write bare host names
+ * ("example.com/docs"), which pdf.js leaves in `unsafeUrl`: those become https.
+ */
+export function externalUrl(url: string | null | undefined, unsafeUrl: unknown): string | undefined {
+  if (url) return url;
+  if (typeof unsafeUrl !== 'string') return undefined;
+  const candidate = stripControls(unsafeUrl).trim();
+  if (!/^[a-z0-9](?:[a-z0-9-]*[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]*[a-z0-9])?)*\.[a-z]{2,}(?::\d+)?(?:[/?#]\S*)?$/i.test(candidate)) return undefined;
+  try {
+    return new URL(`https://${candidate}`).href;
+  } catch {
+    return undefined;
+  }
+}
+
 interface PdfjsLinkAnnotation {
   subtype?: string;
   rect?: number[];
   url?: string;
+  unsafeUrl?: unknown;
   dest?: unknown;
   action?: string;
 }
@@ -157,8 +199,9 @@ export async function extractLinks(page: PDFPageProxy, viewport: PageViewport, r
       viewport,
     );
     if (!box) continue;
-    if (annotation.url) {
-      links.push({ ...box, url: annotation.url, source: 'annotation' });
+    const url = externalUrl(annotation.url, annotation.unsafeUrl);
+    if (url) {
+      links.push({ ...box, url, source: 'annotation' });
       continue;
     }
     const target = annotation.dest !== undefined && annotation.dest !== null
@@ -173,6 +216,7 @@ interface PdfjsOutlineNode {
   title: string;
   dest: unknown;
   url: string | null;
+  unsafeUrl?: unknown;
   items: PdfjsOutlineNode[];
 }
 
@@ -185,11 +229,12 @@ export async function extractOutline(doc: PDFDocumentProxy, resolver: Destinatio
     for (const node of list) {
       if (budget-- <= 0) break;
       const entry: OutlineEntry = {
-        title: (node.title ?? '').replace(/\s+/g, ' ').trim(),
+        title: stripControls(node.title ?? '').replace(/\s+/g, ' ').trim(),
         page: node.dest ? await resolver.resolve(node.dest) : null,
         children: depth < 32 && node.items?.length ? await convert(node.items, depth + 1) : [],
       };
-      if (node.url) entry.url = node.url;
+      const url = externalUrl(node.url, node.unsafeUrl);
+      if (url && entry.page === null) entry.url = url;
       out.push(entry);
     }
     return out;
@@ -204,7 +249,7 @@ export async function extractTitle(doc: PDFDocumentProxy): Promise<string | null
     const fromInfo = (info as { Title?: unknown } | null)?.Title;
     const candidates = [typeof fromInfo === 'string' ? fromInfo : null, metadata?.get('dc:title') ?? null];
     for (const candidate of candidates) {
-      const title = candidate?.replace(/\s+/g, ' ').trim();
+      const title = candidate ? stripControls(candidate).replace(/\s+/g, ' ').trim() : '';
       if (title) return title;
     }
   } catch {

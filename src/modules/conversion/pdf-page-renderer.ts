@@ -20,16 +20,41 @@ import type * as NapiCanvas from '@napi-rs/canvas';
 import type { Canvas } from '@napi-rs/canvas';
 import { getDocument, type PDFDocumentProxy } from 'pdfjs-dist/legacy/build/pdf.mjs';
 import type { RenderParameters } from 'pdfjs-dist/types/src/display/api.js';
+import sharp from 'sharp';
 import { ConversionError } from './conversion.errors.ts';
-import type { RenderedPage } from './conversion.types.ts';
-import { encodeRaw, fitRenderSize, outputSize, type RawRendition } from './page-images.ts';
+import type { ConversionWarning, RenderedPage } from './conversion.types.ts';
+import { encodeRaw, encodeWidths, fitRenderSize, outputSize, type RawRendition } from './page-images.ts';
+import { POPPLER_PACKAGE, renderPageWithPoppler } from './poppler-fallback.ts';
 import { DestinationResolver, extractLinks, extractOutline, extractTitle, normaliseTextContent } from './pdf-page-data.ts';
 import type { FromRenderWorker, RenderWorkerInit, ToRenderWorker } from './pdf-render.protocol.ts';
 import { openError, pdfjsDocumentOptions } from './pdfjs-options.ts';
 
-const port = parentPort;
-if (!port) throw new Error('pdf-page-renderer.ts must run in a worker thread (pdf-render.worker.ts)');
+/** The pool's channel: the IPC channel of this child process (render-worker-pool.ts), or a worker thread's port. */
+const port = parentPort ?? (process.send ? { on: (event: 'message', listener: (message: ToRenderWorker) => void) => process.on(event, listener), postMessage: (message: FromRenderWorker) => { process.send!(message); } } : null);
+if (!port) throw new Error('pdf-page-renderer.ts must run in a render worker process (pdf-render.worker.ts)');
 const send = (message: FromRenderWorker) => port.postMessage(message);
+// The pool ends this process when it is not needed; if the service itself goes away, so does this renderer.
+process.on('disconnect', () => process.exit(0));
+
+/**
+ * pdf.js tells what it left out of a page only through its warnings
+ * (console.warn "Warning: …", at verbosity 1): an image over the decoding
+ * limit is "removed", an undecodable one skipped. In this thread they are
+ * collected for the page being drawn (renders run one at a time) and never
+ * printed; the page then carries a warning or is drawn another way.
+ */
+let pageWarnings: string[] | null = null;
+const printWarning = console.warn.bind(console);
+console.warn = (...args: unknown[]) => {
+  const first = args[0];
+  if (typeof first === 'string' && first.startsWith('Warning: ')) {
+    if (pageWarnings && pageWarnings.length < 100) pageWarnings.push(first.slice('Warning: '.length));
+    return;
+  }
+  printWarning(...args);
+};
+const IMAGE_TOO_LARGE = /Image exceeded maximum allowed size/;
+const IMAGE_UNDECODABLE = /Unable to decode (inline )?image/;
 
 /**
  * The canvas module pdf.js itself loads (pdfjs-dist may ship its own copy of
@@ -167,14 +192,20 @@ async function renderPage(open: OpenDocument, number: number): Promise<void> {
     const canvas = canvasOf(frame, size.width, size.height);
     const context = canvas.getContext('2d');
     context.setTransform(1, 0, 0, 1, 0, 0);
-    await page.render({
-      canvas: null,
-      // @napi-rs/canvas implements the 2D context pdf.js draws with; only the DOM typings differ.
-      canvasContext: context as unknown as RenderParameters['canvasContext'],
-      viewport,
-      // The canvas is whole pixels; stretch the page to fill it exactly.
-      transform: [size.width / viewport.width, 0, 0, size.height / viewport.height, 0, 0],
-    }).promise;
+    const seen: string[] = [];
+    pageWarnings = seen;
+    try {
+      await page.render({
+        canvas: null,
+        // @napi-rs/canvas implements the 2D context pdf.js draws with; only the DOM typings differ.
+        canvasContext: context as unknown as RenderParameters['canvasContext'],
+        viewport,
+        // The canvas is whole pixels; stretch the page to fill it exactly.
+        transform: [size.width / viewport.width, 0, 0, size.height / viewport.height, 0, 0],
+      }).promise;
+    } finally {
+      pageWarnings = null;
+    }
     // Skia defers drawing until the pixels are read, and the deferred draws can
     // point at image memory pdf.js frees on page.cleanup()/destroy(): read now,
     // while it is alive. Without this, converting two LibreOffice spreadsheets in
@@ -186,14 +217,39 @@ async function renderPage(open: OpenDocument, number: number): Promise<void> {
     ]);
     page.cleanup();
 
+    const warnings: ConversionWarning[] = [];
+    if (seen.some((w) => IMAGE_UNDECODABLE.test(w))) {
+      warnings.push({ code: 'image_damaged', message: `An image on page ${number} is damaged and could not be drawn; the rest of the page is shown. Check the image in the original document and upload it again.` });
+    }
+    if (seen.some((w) => IMAGE_TOO_LARGE.test(w))) {
+      // pdf.js left an image out; poppler scales images while decoding them.
+      const png = await renderPageWithPoppler({ filePath: init.filePath, page: number, width: size.width, height: size.height, outDir: init.outDir, ...(init.password !== undefined ? { password: init.password } : {}) });
+      if (png) {
+        frames.release(frame);
+        frame = null;
+        const images = await encodeWidths(sharp(png).removeAlpha().toColourspace('srgb'), size, { ...init, baseName: pageBaseName(number) });
+        const rendered: RenderedPage = { number, widthPt: round2(base.width), heightPt: round2(base.height), images, text, links };
+        if (warnings.length > 0) rendered.warnings = warnings;
+        send({ type: 'page', page: rendered });
+        return;
+      }
+      // What pdf.js drew is the rest of the page.
+      warnings.push({
+        code: 'image_too_large',
+        message: `An image on page ${number} is too large to draw (over ${Math.round(init.maxEmbeddedImagePixels / 1_000_000)} megapixels) and was left out. ` +
+          `Scale the image down in the original and upload it again, or ask the server's operator to install ${POPPLER_PACKAGE}, which can draw it.`,
+      });
+    }
+
     const renditions = downscale(frame, canvas, size, init.widths);
     const heldFrame = frame;
     frame = null;
     // Not awaited: the next page renders while this one encodes.
-    const encode = encodeRaw(renditions, { ...init, baseName: `page-${String(number).padStart(5, '0')}` })
+    const encode = encodeRaw(renditions, { ...init, baseName: pageBaseName(number) })
       .then(
         (images) => {
           const rendered: RenderedPage = { number, widthPt: round2(base.width), heightPt: round2(base.height), images, text, links };
+          if (warnings.length > 0) rendered.warnings = warnings;
           send({ type: 'page', page: rendered });
         },
         (error: unknown) => send({ type: 'page-failed', page: number, message: describe(error), widthPt, heightPt }),
@@ -238,6 +294,9 @@ function downscale(frame: Frame, rendered: Canvas, size: { width: number; height
 }
 
 const round2 = (value: number) => Math.round(value * 100) / 100;
+const pageBaseName = (number: number) => `page-${String(number).padStart(5, '0')}`;
+
+
 
 function describe(error: unknown): string {
   const message = error instanceof Error ? error.message : String(error);

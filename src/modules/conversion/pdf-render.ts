@@ -1,5 +1,5 @@
 /**
- * Renders a PDF's pages on pooled worker threads (render-worker-pool.ts) and
+ * Renders a PDF's pages on pooled renderer processes (render-worker-pool.ts) and
  * hands them to the caller in page order, one at a time.
  *
  * - Page 1 goes first, to the first worker that has the document open, and
@@ -37,6 +37,8 @@ export interface RenderPdfOptions extends Omit<RenderWorkerInit, 'wantDocumentIn
   /** Workers for this document (capped by the pool size). Default: the pool size (cores). */
   concurrency?: number;
   pageTimeoutMs?: number;
+  /** A document with more pages fails as soon as it is opened ('too_many_pages'). */
+  maxPages?: number;
   /** Pages rendered ahead of the one onPage is handling. Default: 3 per worker. */
   maxAhead?: number;
   signal?: AbortSignal;
@@ -146,7 +148,7 @@ class RenderRun {
     this.#leases.add(lease);
     worker.documents++;
     worker.listen({ message: (message) => this.#onMessage(lease, message), died: (reason) => this.#onCrash(lease, reason) });
-    worker.thread.postMessage({ type: 'open', init: { ...this.#init, wantDocumentInfo: wantsInfo } });
+    worker.post({ type: 'open', init: { ...this.#init, wantDocumentInfo: wantsInfo } });
   }
 
   /** Takes more free workers while there is enough work left for them. */
@@ -171,6 +173,14 @@ class RenderRun {
         this.#fail(new ConversionError(message.code, message.message));
         return;
       case 'opened':
+        if (this.#o.maxPages !== undefined && message.pageCount > this.#o.maxPages) {
+          const count = (n: number) => n.toLocaleString('en-US');
+          this.#fail(new ConversionError(
+            'too_many_pages',
+            `This document has ${count(message.pageCount)} pages; this server converts at most ${count(this.#o.maxPages)} pages per book. Split it into parts and upload each.`,
+          ));
+          return;
+        }
         lease.opened = true;
         this.#pageCount ??= message.pageCount;
         if (message.info) {
@@ -232,7 +242,7 @@ class RenderRun {
         if (page === null) break;
         const timer = setTimeout(() => this.#onTimeout(lease, page), this.#pageTimeoutMs);
         lease.inflight.set(page, timer);
-        lease.worker.thread.postMessage({ type: 'render', page });
+        lease.worker.post({ type: 'render', page });
       }
     }
     if (this.#pageCount === null) return;
@@ -311,7 +321,7 @@ class RenderRun {
   /** Done with this worker: it finishes, closes the document and returns to the pool. */
   #close(lease: Lease): void {
     lease.gone = true;
-    lease.worker.thread.postMessage({ type: 'close' });
+    lease.worker.post({ type: 'close' });
     const timer = setTimeout(() => {
       if (this.#leases.delete(lease)) void this.#pool.discard(lease.worker);
     }, CLOSE_TIMEOUT_MS);

@@ -32,8 +32,9 @@ export function pdfjsDocumentOptions(data: Uint8Array, password: string | undefi
     disableFontFace: true,
     useSystemFonts: false,
     maxImageSize: maxImagePixels,
-    // Errors only: pdf.js warns a lot about recoverable damage, and that is not ours to log.
-    verbosity: 0,
+    // Warnings: the render worker collects them to tell what pdf.js left out of a page
+    // (pdf-page-renderer.ts) and prints none; recoverable damage is not ours to log.
+    verbosity: 1,
   };
 }
 

@@ -1,15 +1,19 @@
 /**
- * The process-wide pool of pdf.js render threads, shared by all conversions.
+ * The process-wide pool of pdf.js renderers, shared by all conversions. Each
+ * renderer is a child process (not a worker thread): what Skia, libvips and
+ * pdf.js allocate natively lives in that process, and the operating system
+ * takes all of it back when the process ends. With worker threads the
+ * service kept ~720 MB above its starting footprint after converting three
+ * documents, even once the idle threads had been terminated (the freed
+ * memory stayed in the process's malloc arenas); with processes it goes back
+ * to its starting footprint once idle renderers exit.
  *
- * Why a shared pool rather than threads per job:
- * - Start-up: a fresh thread spends ~200-300 ms loading pdf.js and sharp
+ * Why a shared pool rather than renderers per job:
+ * - Start-up: a fresh renderer spends ~300 ms loading pdf.js and sharp
  *   before it can open a document; a pooled one starts on page 1 at once.
- * - Memory: every new thread gets new malloc arenas, and the memory Skia and
- *   libvips freed in the old ones is not handed back to the OS. With threads
- *   per job the process grew by ~100-300 MB per job (673 MB → 1.5 GB over seven
- *   runs of a 14-page PDF); reused threads reuse their memory.
- * - CPU: two jobs running at once share `maxWorkers` threads instead of each
- *   starting one per core.
+ * - Memory: a renderer reuses what it allocated for the previous document.
+ * - CPU: two jobs running at once share `maxWorkers` renderers instead of
+ *   each starting one per core.
  *
  * A conversion leases workers (waiting for the first one when all are busy)
  * and hands them back clean (document closed). A worker that timed out,
@@ -17,13 +21,16 @@
  * starts a new one when asked. Idle workers are unref'd (they never keep the
  * process alive) and terminated after `idleTimeoutMs`.
  */
+import { fork, type ChildProcess } from 'node:child_process';
 import { availableParallelism } from 'node:os';
-import { Worker } from 'node:worker_threads';
+import { fileURLToPath } from 'node:url';
 import { abortedError } from './conversion.errors.ts';
-import type { FromRenderWorker } from './pdf-render.protocol.ts';
+import type { FromRenderWorker, ToRenderWorker } from './pdf-render.protocol.ts';
 
-const WORKER_URL = new URL('./pdf-render.worker.ts', import.meta.url);
-/** Heap cap per thread: a pathological PDF kills its thread (handled as a page failure), not the process. */
+const WORKER_FILE = fileURLToPath(new URL('./pdf-render.worker.ts', import.meta.url));
+/** Ended after this long without work, so an idle service gives its memory back. */
+export const DEFAULT_RENDER_IDLE_TIMEOUT_MS = 30_000;
+/** Heap cap per renderer: a pathological PDF kills its renderer (handled as a page failure), not the service. */
 const WORKER_HEAP_MB = 1024;
 /**
  * A thread is retired after this many documents: pdf.js and Skia keep a few
@@ -39,17 +46,44 @@ export interface WorkerEvents {
 }
 
 export class RenderWorker {
-  readonly thread: Worker;
+  readonly process: ChildProcess;
   /** Documents opened so far. */
   documents = 0;
   #events: WorkerEvents | null = null;
   #dead = false;
+  readonly #exited: Promise<void>;
 
   constructor() {
-    this.thread = new Worker(WORKER_URL, { resourceLimits: { maxOldGenerationSizeMb: WORKER_HEAP_MB } });
-    this.thread.on('message', (message: FromRenderWorker) => this.#events?.message(message));
-    this.thread.on('error', (error) => this.#die(error.message));
-    this.thread.on('exit', (code) => this.#die(`render worker exited with code ${code}`));
+    this.process = fork(WORKER_FILE, [], {
+      // Structured clone over the IPC channel, as between threads.
+      serialization: 'advanced',
+      // Not the parent's flags (a test runner's or an inspector's would be inherited too).
+      execArgv: [`--max-old-space-size=${WORKER_HEAP_MB}`],
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    });
+    this.#exited = new Promise((resolve) => this.process.once('exit', () => resolve()));
+    // Renderers never keep the service alive by themselves: a conversion in flight does (its job,
+    // its timers), and a renderer whose service has gone exits on 'disconnect'.
+    this.ref(false);
+    this.process.on('message', (message: FromRenderWorker) => this.#events?.message(message));
+    this.process.on('error', (error) => this.#die(error.message));
+    this.process.on('exit', (code, signal) => this.#die(`render worker exited with ${signal ?? `code ${code}`}`));
+  }
+
+  post(message: ToRenderWorker): void {
+    if (!this.#dead && this.process.connected) this.process.send(message);
+  }
+
+  /** Whether this renderer keeps the service's event loop alive. */
+  ref(keep: boolean): void {
+    const channel = this.process.channel as { ref(): void; unref(): void } | undefined;
+    if (keep) {
+      this.process.ref();
+      channel?.ref();
+    } else {
+      this.process.unref();
+      channel?.unref();
+    }
   }
 
   get dead(): boolean {
@@ -69,7 +103,8 @@ export class RenderWorker {
   terminate(): Promise<void> {
     this.#dead = true;
     this.#events = null;
-    return this.thread.terminate().then(() => undefined, () => undefined);
+    if (this.process.exitCode === null && this.process.signalCode === null) this.process.kill('SIGKILL');
+    return this.#exited;
   }
 }
 
@@ -78,16 +113,22 @@ export class RenderWorkerPool {
   #idleTimeoutMs: number;
   readonly #idle: RenderWorker[] = [];
   readonly #idleTimers = new Map<RenderWorker, NodeJS.Timeout>();
+  readonly #all = new Set<RenderWorker>();
   #count = 0;
   readonly #waiting: ((worker: RenderWorker) => void)[] = [];
 
   constructor(options: { maxWorkers?: number; idleTimeoutMs?: number } = {}) {
     this.#maxWorkers = Math.max(1, options.maxWorkers ?? availableParallelism());
-    this.#idleTimeoutMs = options.idleTimeoutMs ?? 60_000;
+    this.#idleTimeoutMs = options.idleTimeoutMs ?? DEFAULT_RENDER_IDLE_TIMEOUT_MS;
   }
 
   get maxWorkers(): number {
     return this.#maxWorkers;
+  }
+
+  /** Process ids of the renderers alive now (leased or idle). */
+  get pids(): number[] {
+    return [...this.#all].filter((w) => !w.dead && w.process.pid !== undefined).map((w) => w.process.pid!);
   }
 
   configure(options: { maxWorkers?: number; idleTimeoutMs?: number }): void {
@@ -104,12 +145,14 @@ export class RenderWorkerPool {
         this.#count--;
         continue;
       }
-      worker.thread.ref();
       return worker;
     }
     if (this.#count >= this.#maxWorkers) return null;
     this.#count++;
-    return new RenderWorker();
+    const worker = new RenderWorker();
+    this.#all.add(worker);
+    worker.process.once('exit', () => this.#all.delete(worker));
+    return worker;
   }
 
   /** Waits for a worker when all are leased to other conversions. */
@@ -148,7 +191,6 @@ export class RenderWorkerPool {
       next(worker);
       return;
     }
-    worker.thread.unref();
     this.#idle.push(worker);
     const timer = setTimeout(() => {
       const index = this.#idle.indexOf(worker);

@@ -96,6 +96,24 @@ function escapeLike(text: string): string {
   return text.replace(/[\\%_]/g, (c) => `\\${c}`);
 }
 
+/**
+ * The part of a text item's box that holds characters [start, start + length)
+ * (fractions of its text), following the run's reading direction on the
+ * displayed page: down the box for text rotated 90°, right to left for 180°
+ * and for right-to-left scripts, up for 270°. Text at another angle gets the
+ * whole box (its axis-aligned box cannot be cut along the run).
+ */
+function partOfItem(item: TextItem, start: number, length: number): HitRect {
+  const whole: HitRect = [round(item.x), round(item.y), round(item.width), round(item.height)];
+  let angle = item.angle ?? 0;
+  if (angle % 90 !== 0) return whole;
+  // A right-to-left run starts at the far end of its direction: the same as reading it turned by 180°.
+  if (item.dir === 'rtl') angle = (angle + 180) % 360;
+  const from = angle === 180 || angle === 270 ? 1 - start - length : start;
+  if (angle === 0 || angle === 180) return [round(item.x + item.width * from), round(item.y), round(item.width * length), round(item.height)];
+  return [round(item.x), round(item.y + item.height * from), round(item.width), round(item.height * length)];
+}
+
 /** Where `query` (normalised) shows on a page: proportional rects inside single text items, whole items when it spans several. */
 export function matchRects(items: TextItem[], query: string): HitRect[] {
   const rects: HitRect[] = [];
@@ -107,9 +125,7 @@ export function matchRects(items: TextItem[], query: string): HitRect[] {
     if (from >= 0) {
       // Proportional placement inside the run: exact for monospace, close enough for highlighting otherwise.
       while (from >= 0 && rects.length < 50) {
-        const start = from / text.length;
-        const width = Math.min(1, query.length / text.length);
-        rects.push([round(item.x + item.width * start), round(item.y), round(item.width * width), round(item.height)]);
+        rects.push(partOfItem(item, from / text.length, Math.min(1, query.length / text.length)));
         from = text.indexOf(query, from + query.length);
       }
       continue;

@@ -7,7 +7,17 @@
  */
 import type { FastifyPluginAsync } from 'fastify';
 import { ERRORS } from '../errors.ts';
+import { buffer } from 'node:stream/consumers';
 import type { Storage } from './storage.ts';
+
+/**
+ * Assets up to this size are read whole and sent as one buffer. Streamed, a
+ * file's read stream is still open when the last byte leaves, and clients
+ * (browsers, CDNs, image loaders) often hang up the moment they hold
+ * Content-Length bytes: Fastify then logged "stream closed prematurely" for
+ * downloads that arrived whole. Page images and logos are far below it.
+ */
+const BUFFERED_ASSET_BYTES = 8 * 1024 * 1024;
 
 /** Page images, brand logos (content-hashed keys, see brand.service.ts) and template thumbnails (versioned keys, template-thumbnails.ts); every part bounded. */
 const PUBLIC_ASSET = /^(books\/[A-Za-z0-9_-]{1,64}\/[A-Za-z0-9_-]{1,64}\/p\d{1,6}-w\d{1,5}\.(webp|jpeg)|brands\/\d{1,10}\/logo-[0-9a-f]{32}\.webp|templates\/v\d{1,4}\/\d{1,10}\/thumbnail-w\d{1,5}\.webp)$/;
@@ -26,6 +36,7 @@ export const assetsRoutes: FastifyPluginAsync<{ storage: Storage }> = async (app
       .header('content-type', object.info.contentType ?? 'application/octet-stream')
       .header('content-length', String(object.info.size))
       .header('cross-origin-resource-policy', 'cross-origin');
+    if (object.info.size <= BUFFERED_ASSET_BYTES) return reply.send(await buffer(object.body));
     return reply.send(object.body);
   });
 };

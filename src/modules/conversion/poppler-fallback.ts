@@ -1,0 +1,47 @@
+/**
+ * Pixels of one page from poppler's pdftoppm, for the pages pdf.js cannot draw
+ * whole: pdf.js decodes an image to full size before scaling it, so it leaves
+ * out images over its decoding limit (a 100-megapixel fax-encoded scan would
+ * need 400 MB of canvas). Poppler's Splash renderer scales images line by
+ * line while decoding (30 MB and 1.5 s for a 12000 x 8400 CCITT page at
+ * 2048 px), so such a page is drawn by poppler instead, text and links still
+ * coming from pdf.js. pdftoppm is GPL and runs as a separate process
+ * (Debian: poppler-utils); without it the page keeps its warning.
+ */
+import { execFile } from 'node:child_process';
+import { readFile, rm } from 'node:fs/promises';
+import path from 'node:path';
+import { promisify } from 'node:util';
+
+const run = promisify(execFile);
+/** Below the page timeout of the render pool, so a slow pdftoppm is stopped here first. */
+const POPPLER_TIMEOUT_MS = 45_000;
+
+export const POPPLER_PACKAGE = 'poppler-utils';
+
+/** The page rasterised at exactly width x height (PNG bytes), or null when pdftoppm is missing or fails. */
+export async function renderPageWithPoppler(options: {
+  filePath: string;
+  page: number;
+  width: number;
+  height: number;
+  outDir: string;
+  password?: string;
+}): Promise<Buffer | null> {
+  const root = path.join(options.outDir, `poppler-${process.pid}-${options.page}`);
+  const args = [
+    '-f', String(options.page), '-l', String(options.page),
+    '-scale-to-x', String(options.width), '-scale-to-y', String(options.height),
+    '-png', '-singlefile',
+    ...(options.password !== undefined ? ['-upw', options.password] : []),
+    options.filePath, root,
+  ];
+  try {
+    await run('pdftoppm', args, { timeout: POPPLER_TIMEOUT_MS, killSignal: 'SIGKILL', maxBuffer: 1024 * 1024 });
+    return await readFile(`${root}.png`);
+  } catch {
+    return null;
+  } finally {
+    await rm(`${root}.png`, { force: true });
+  }
+}

@@ -1,0 +1,94 @@
+/**
+ * Text as people read it, from text as a PDF paints it.
+ *
+ * - Control characters: C0 and C1 controls (U+0000-U+001F, U+007F-U+009F)
+ *   are painted invisibly by hidden text layers and some producers; they are
+ *   removed, except tab and newline.
+ * - Right-to-left scripts: pdf.js puts the characters of each text run in
+ *   logical order (its own bidi pass), but keeps the runs of a line in the
+ *   order the producer painted them. Producers that paint a line left to right
+ *   (visual order) leave the words of an Arabic or Hebrew line reversed. A
+ *   line whose runs were painted strictly left to right and that holds
+ *   right-to-left text is put back in logical order with the Unicode
+ *   Bidirectional Algorithm (bidi-js): each run stands for one character of
+ *   its class (R, L, digit, neutral), the line's direction is its majority
+ *   script, and the algorithm's reordering of that visual string gives the
+ *   logical order of the runs. A line painted in any other order was painted
+ *   logically (LibreOffice writes mixed lines run by run) and is kept.
+ */
+import bidiModule, { type Bidi } from 'bidi-js';
+import type { TextItem } from './conversion.types.ts';
+
+/** bidi-js is a CommonJS module whose export is its factory (its typings describe the ESM build). */
+const bidi = (bidiModule as unknown as () => Bidi)();
+
+/** C0 and C1 controls but tab (U+0009) and newline (U+000A). */
+// eslint-disable-next-line no-control-regex
+const CONTROLS = /[\u0000-\u0008\u000B-\u001F\u007F-\u009F]/g;
+
+export function stripControls(text: string): string {
+  return text.replace(CONTROLS, '');
+}
+
+type RunClass = 'R' | 'L' | 'EN' | 'N';
+
+/** The strong direction of a run, by the bidi class of its characters. */
+export function runClass(text: string): RunClass {
+  let rtl = 0;
+  let ltr = 0;
+  let digits = 0;
+  for (const char of text) {
+    const type = bidi.getBidiCharTypeName(char);
+    if (type === 'R' || type === 'AL') rtl++;
+    else if (type === 'L') ltr++;
+    else if (type === 'EN' || type === 'AN') digits++;
+  }
+  if (rtl > 0 && rtl >= ltr) return 'R';
+  if (ltr > 0) return 'L';
+  return digits > 0 ? 'EN' : 'N';
+}
+
+/** One character standing for a run of each class in the synthetic line given to the algorithm. */
+const STAND_IN: Record<RunClass, string> = { R: '\u05d0', L: 'a', EN: '1', N: '-' };
+
+interface Line {
+  start: number;
+  end: number;
+}
+
+/** Consecutive horizontal items whose boxes share a band are one line. */
+function lines(items: readonly TextItem[]): Line[] {
+  const found: Line[] = [];
+  let start = 0;
+  for (let i = 1; i <= items.length; i++) {
+    const a = items[i - 1]!;
+    const b = items[i];
+    const sameLine = b !== undefined && !a.angle && !b.angle &&
+      Math.abs(a.y + a.height / 2 - (b.y + b.height / 2)) < Math.min(a.height, b.height) / 2;
+    if (!sameLine) {
+      found.push({ start, end: i });
+      start = i;
+    }
+  }
+  return found;
+}
+
+/** Puts the runs of visually painted right-to-left lines in logical order (in place, returns the array). */
+export function logicalOrder(items: TextItem[]): TextItem[] {
+  for (const { start, end } of lines(items)) {
+    if (end - start < 2) continue;
+    const line = items.slice(start, end);
+    const classes = line.map((item) => runClass(item.text));
+    const rtl = classes.filter((c) => c === 'R').length;
+    if (rtl === 0) continue;
+    const paintedLeftToRight = line.every((item, i) => i === 0 || item.x >= line[i - 1]!.x);
+    if (!paintedLeftToRight) continue;
+    const ltr = classes.filter((c) => c === 'L').length;
+    const synthetic = classes.map((c) => STAND_IN[c]).join(' ');
+    const levels = bidi.getEmbeddingLevels(synthetic, rtl >= ltr ? 'rtl' : 'ltr');
+    // The reordering maps logical to visual; on this visual line it gives the logical order back.
+    const order = bidi.getReorderedIndices(synthetic, levels).filter((index: number) => index % 2 === 0).map((index: number) => line[index / 2]!);
+    items.splice(start, order.length, ...order);
+  }
+  return items;
+}

@@ -19,6 +19,7 @@ export function createJobDefinitions(deps: { database: Database; storage: Storag
       widths: config.pageWidths,
       concurrency: config.CONVERSION_THREADS || undefined,
       officeTimeoutMs: config.OFFICE_TIMEOUT_MS,
+      leaseMs: config.CONVERSION_LEASE_SECONDS * 1000,
     }),
     ...bookLifecycleJobs(deps.services.books),
     bulkSettingsJob(deps.services.bulkSettings),

@@ -19,6 +19,7 @@ import { createStorage } from './platform/storage/index.ts';
 import type { Storage } from './platform/storage/storage.ts';
 import { loadSecretKey } from './platform/config/secret.ts';
 import { createServices, type Services } from './services.ts';
+import { startConversionLeaseSweeper } from './modules/books/conversion-lease.ts';
 
 export interface RuntimeOptions {
   api: boolean;
@@ -48,7 +49,7 @@ export interface Runtime {
 }
 
 function createRateLimitStore(config: Config, database: Database): RateLimitStore {
-  if (config.rateLimitStore === 'redis') return new RedisRateLimitStore(config.REDIS_URL);
+  if (config.rateLimitStore === 'redis') return new RedisRateLimitStore(config.REDIS_URL, config.REDIS_KEY_PREFIX);
   if (database.kind === 'postgres') return new PostgresRateLimitStore(database.runner);
   return new MemoryRateLimitStore();
 }
@@ -95,6 +96,9 @@ export async function startRuntime(config: Readonly<Config>, options: RuntimeOpt
     queue.register(createJobDefinitions({ database, storage, services, config }));
     await queue.start({ work: options.worker });
     cleanups.push(() => queue.stop(config.SHUTDOWN_TIMEOUT_MS));
+    if (options.worker) {
+      cleanups.push(startConversionLeaseSweeper({ db: database.db, queue, ttlMs: config.CONVERSION_LEASE_SECONDS * 1000, log: logger.child({ component: 'conversion-lease' }) }));
+    }
 
     let app: FastifyInstance | null = null;
     let url: string | null = null;

@@ -25,6 +25,7 @@ import type { RenderedPage } from '../conversion/conversion.types.ts';
 import { recordEvent } from '../events/events.service.ts';
 import { bookPrefix, pageImageKey } from './books.service.ts';
 import { bookPages, books, uploadBatches, type StoredPageImage } from './books.tables.ts';
+import { acquireConversionLease, isLeaseLost } from './conversion-lease.ts';
 
 declare module '../../platform/jobs/queue.ts' {
   interface JobPayloads {
@@ -34,6 +35,7 @@ declare module '../../platform/jobs/queue.ts' {
 
 const RETRY_LIMIT = 3;
 const CANCEL_POLL_MS = 1000;
+const DEFAULT_LEASE_MS = 20_000;
 
 export interface ConvertBookDeps {
   db: Db;
@@ -41,6 +43,8 @@ export interface ConvertBookDeps {
   widths?: number[];
   concurrency?: number;
   officeTimeoutMs?: number;
+  /** Conversion lease (conversion-lease.ts): renewed every quarter; a run silent for this long is taken over. */
+  leaseMs?: number;
 }
 
 async function localCopy(storage: Storage, key: string, workDir: string): Promise<string> {
@@ -53,26 +57,41 @@ async function localCopy(storage: Storage, key: string, workDir: string): Promis
 
 export async function convertBook(deps: ConvertBookDeps, batchId: string, ctx: JobContext): Promise<{ outcome: string; pages?: number }> {
   const { db, storage } = deps;
+  // Only the run holding the batch's lease writes; a live holder makes this job a duplicate.
+  const lease = await acquireConversionLease(db, batchId, { ttlMs: deps.leaseMs ?? DEFAULT_LEASE_MS, log: ctx.log });
+  if (!lease) return { outcome: 'skipped: another run holds the batch' };
   const [book] = await db.select().from(books).where(eq(books.batchId, batchId));
   const [batch] = await db.select().from(uploadBatches).where(eq(uploadBatches.id, batchId));
-  if (!batch || !book || !['queued', 'processing'].includes(batch.status)) return { outcome: 'skipped' };
+  if (!batch || !book || !['queued', 'processing'].includes(batch.status)) {
+    await lease.write((tx) => lease.finish(tx));
+    return { outcome: 'skipped' };
+  }
 
   // A new rendition per attempt: whatever an interrupted attempt stored is dropped.
   const previousRendition = book.renditionId;
   const renditionId = randomBytes(6).toString('base64url');
-  await db.delete(bookPages).where(eq(bookPages.bookId, book.id));
-  await db.update(books).set({ renditionId, pageImagesStatus: 'processing', pageCount: 0, updatedAt: new Date() }).where(eq(books.id, book.id));
-  await db
-    .update(uploadBatches)
-    .set({ status: 'processing', totalPages: 0, completedPages: 0, failedPages: 0, updatedAt: new Date() })
-    .where(eq(uploadBatches.id, batchId));
-  if (previousRendition) {
-    for (const key of await storage.list(`${bookPrefix(book.randomId)}${previousRendition}/`)) await storage.delete(key);
+  try {
+    await lease.write(async (tx) => {
+      await tx.delete(bookPages).where(eq(bookPages.bookId, book.id));
+      await tx.update(books).set({ renditionId, pageImagesStatus: 'processing', pageCount: 0, updatedAt: new Date() }).where(eq(books.id, book.id));
+      await tx
+        .update(uploadBatches)
+        .set({ status: 'processing', totalPages: 0, completedPages: 0, failedPages: 0, updatedAt: new Date() })
+        .where(eq(uploadBatches.id, batchId));
+    });
+    if (previousRendition) {
+      for (const key of await storage.list(`${bookPrefix(book.randomId)}${previousRendition}/`)) await storage.delete(key);
+    }
+  } catch (error) {
+    await lease.release(); // the job's retry takes the batch
+    throw error;
   }
 
   const abort = new AbortController();
   const onShutdown = () => abort.abort(ctx.signal.reason);
   ctx.signal.addEventListener('abort', onShutdown, { once: true });
+  const onLeaseLost = () => abort.abort(lease.signal.reason);
+  lease.signal.addEventListener('abort', onLeaseLost, { once: true });
   let cancelled = false;
   const poll = setInterval(async () => {
     try {
@@ -100,22 +119,24 @@ export async function convertBook(deps: ConvertBookDeps, batchId: string, ctx: J
         await rm(image.path, { force: true });
         images.push({ width: image.width, height: image.height, key, bytes: image.bytes });
       }
-      await db.insert(bookPages).values({
-        bookId: book.id,
-        number: page.number,
-        widthPt: page.widthPt,
-        heightPt: page.heightPt,
-        images,
-        text: page.text,
-        links: page.links,
-        error: page.error ?? null,
-        plainText: page.text.map((t) => t.text).join(' ').replace(/\s+/g, ' ').trim(),
-      }).onConflictDoNothing();
-      const counter = page.error ? { failedPages: sql`${uploadBatches.failedPages} + 1` } : { completedPages: sql`${uploadBatches.completedPages} + 1` };
-      await db.update(uploadBatches).set({ ...counter, updatedAt: new Date() }).where(eq(uploadBatches.id, batchId));
-      if (page.number === 1) {
-        await db.update(books).set({ coverWidthPt: page.widthPt, coverHeightPt: page.heightPt, updatedAt: new Date() }).where(eq(books.id, book.id));
-      }
+      await lease.write(async (tx) => {
+        await tx.insert(bookPages).values({
+          bookId: book.id,
+          number: page.number,
+          widthPt: page.widthPt,
+          heightPt: page.heightPt,
+          images,
+          text: page.text,
+          links: page.links,
+          error: page.error ?? null,
+          plainText: page.text.map((t) => t.text).join(' ').replace(/\s+/g, ' ').trim(),
+        }).onConflictDoNothing();
+        const counter = page.error ? { failedPages: sql`${uploadBatches.failedPages} + 1` } : { completedPages: sql`${uploadBatches.completedPages} + 1` };
+        await tx.update(uploadBatches).set({ ...counter, updatedAt: new Date() }).where(eq(uploadBatches.id, batchId));
+        if (page.number === 1) {
+          await tx.update(books).set({ coverWidthPt: page.widthPt, coverHeightPt: page.heightPt, updatedAt: new Date() }).where(eq(books.id, book.id));
+        }
+      });
     };
 
     const result = await convertDocument(
@@ -128,10 +149,10 @@ export async function convertBook(deps: ConvertBookDeps, batchId: string, ctx: J
         officeTimeoutMs: deps.officeTimeoutMs,
         signal: abort.signal,
         workDir,
-        onStart: async (info) => {
-          await db.update(uploadBatches).set({ totalPages: info.pageCount, updatedAt: new Date() }).where(eq(uploadBatches.id, batchId));
-          await db.update(books).set({ pageCount: info.pageCount, outline: info.outline, updatedAt: new Date() }).where(eq(books.id, book.id));
-        },
+        onStart: (info) => lease.write(async (tx) => {
+          await tx.update(uploadBatches).set({ totalPages: info.pageCount, updatedAt: new Date() }).where(eq(uploadBatches.id, batchId));
+          await tx.update(books).set({ pageCount: info.pageCount, outline: info.outline, updatedAt: new Date() }).where(eq(books.id, book.id));
+        }),
       },
       storePage,
     );
@@ -142,7 +163,8 @@ export async function convertBook(deps: ConvertBookDeps, batchId: string, ctx: J
       pdfKey = `${bookPrefix(book.randomId)}${renditionId}/document.pdf`;
       await storage.put(pdfKey, createReadStream(result.pdfPath), { contentType: 'application/pdf' });
     }
-    await db.transaction(async (tx) => {
+    await lease.write(async (tx) => {
+      await lease.finish(tx);
       const [finished] = await tx
         .update(uploadBatches)
         .set({ status: 'completed', finishedAt: new Date(), updatedAt: new Date() })
@@ -158,17 +180,30 @@ export async function convertBook(deps: ConvertBookDeps, batchId: string, ctx: J
     ctx.log.info({ batchId, pages: result.pageCount }, 'book converted');
     return { outcome: 'completed', pages: result.pageCount };
   } catch (error) {
+    if (isLeaseLost(error) || lease.signal.aborted) {
+      // Another run owns the batch now (this one was taken for dead): drop what this run stored, write nothing.
+      await storage.deletePrefix(`${bookPrefix(book.randomId)}${renditionId}/`).catch(() => undefined);
+      return { outcome: 'superseded' };
+    }
     if (cancelled) {
       await storage.deletePrefix(bookPrefix(book.randomId));
+      await lease.write((tx) => lease.finish(tx)).catch(() => undefined);
       return { outcome: 'cancelled' };
     }
-    if (ctx.signal.aborted) throw error; // shutdown: the job is retried
+    if (ctx.signal.aborted) {
+      await lease.release(); // shutdown: the job's retry takes the batch at once
+      throw error;
+    }
     const final = isConversionError(error) || ctx.retryCount >= RETRY_LIMIT;
-    if (!final) throw error;
+    if (!final) {
+      await lease.release();
+      throw error;
+    }
     const message = isConversionError(error) ? error.message : 'The conversion failed unexpectedly; the error was logged.';
     const code = isConversionError(error) ? error.code : 'internal_error';
     if (!isConversionError(error)) ctx.log.error({ err: error, batchId }, 'conversion failed');
-    await db.transaction(async (tx) => {
+    await lease.write(async (tx) => {
+      await lease.finish(tx);
       await tx
         .update(uploadBatches)
         .set({ status: 'failed', error: message, errorCode: code, finishedAt: new Date(), updatedAt: new Date() })
@@ -178,6 +213,8 @@ export async function convertBook(deps: ConvertBookDeps, batchId: string, ctx: J
     return { outcome: 'failed' };
   } finally {
     clearInterval(poll);
+    lease.stop();
+    lease.signal.removeEventListener('abort', onLeaseLost);
     ctx.signal.removeEventListener('abort', onShutdown);
     await rm(workDir, { recursive: true, force: true });
   }

@@ -8,3 +8,4 @@ export * from '../../modules/access/access.tables.ts';
 export * from '../../modules/analytics/analytics.tables.ts';
 export * from '../../modules/books/bulk-settings.tables.ts';
 export * from '../../modules/brand/brand.tables.ts';
+export * from '../../modules/books/conversion-lease.tables.ts';

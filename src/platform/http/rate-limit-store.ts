@@ -63,8 +63,10 @@ export class PostgresRateLimitStore implements RateLimitStore {
 
 export class RedisRateLimitStore implements RateLimitStore {
   private readonly redis: Redis;
+  private readonly prefix: string;
 
-  constructor(url: string) {
+  constructor(url: string, prefix = 'flipbook:') {
+    this.prefix = prefix;
     this.redis = new Redis(url, { maxRetriesPerRequest: 2, enableOfflineQueue: true, lazyConnect: false });
     this.redis.on('error', () => undefined);
   }
@@ -72,7 +74,7 @@ export class RedisRateLimitStore implements RateLimitStore {
   async hit(keys: string[], windowStart: number, windowMs: number): Promise<number[]> {
     const pipeline = this.redis.multi();
     for (const key of keys) {
-      const redisKey = `flipbook:rl:${key}:${windowStart}`;
+      const redisKey = `${this.prefix}rl:${key}:${windowStart}`;
       pipeline.incr(redisKey).pexpire(redisKey, windowMs * 2);
     }
     const results = (await pipeline.exec()) ?? [];

@@ -1,0 +1,1 @@
+ALTER TABLE "idempotency_keys" ADD COLUMN "renewed_at" timestamp (3) with time zone;

@@ -163,7 +163,7 @@ describe('scale-out: 2 API + 2 worker processes on PostgreSQL, Redis and S3', { 
     const scheduled = books.slice(10, 20).map((b) => b.random_id);
     const expiring = books.slice(20, 30).map((b) => b.random_id);
     for (const id of scheduled) assert.equal((await call(proxy(), 'PUT', `/v1/books/${id}`, key, { status: 'schedule', published_date: soon() })).status, 200);
-    for (const id of expiring) assert.equal((await call(proxy(), 'PUT', `/v1/books/${id}`, key, { expires_at: soon() })).status, 200);
+    for (const id of expiring) assert.equal((await call(proxy(), 'PUT', `/v1/books/${id}`, key, { status: 'publish', expires_at: soon() })).status, 200);
 
     const done = await eventually(async () => {
       const res = await call(proxy(), 'GET', `/v1/books/bulk-settings/batches/${bulk.body.data.id}`, key);

@@ -23,10 +23,11 @@ if (mode === 'bare') {
   process.stdout.write(`${JSON.stringify({ url: `http://127.0.0.1:${address.port}`, key: '' })}\n`);
 } else {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'flipbook-bench-'));
-  const scratch = mode === 'postgres' ? await scratchPostgres() : null;
+  const scratch = mode.startsWith('postgres') ? await scratchPostgres() : null;
   const config = loadConfig({}, {
     DATA_DIR: dataDir, HOST: '127.0.0.1', PORT: 0, LOG_LEVEL: 'silent', BOOTSTRAP_WORKSPACE: false,
     RATE_LIMIT_WORKSPACE_PER_MINUTE: 100_000_000, RATE_LIMIT_ENDPOINT_PER_MINUTE: 100_000_000,
+    ...(mode === 'postgres-redis' ? { REDIS_URL: process.env.REDIS_URL || 'redis://127.0.0.1:6379', REDIS_KEY_PREFIX: `flipbook-bench:${process.pid}:` } : {}),
   });
   const runtime = await startRuntime(config, {
     api: true,

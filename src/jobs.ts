@@ -29,6 +29,7 @@ export function createJobDefinitions(deps: { database: Database; storage: Storag
       officeMemoryLimitMb: config.OFFICE_MEMORY_LIMIT_MB,
       archiveLimits: { maxUncompressedBytes: config.OFFICE_MAX_UNCOMPRESSED_MB * 1024 * 1024, maxRatio: config.OFFICE_MAX_COMPRESSION_RATIO, maxEntries: 10_000 },
       maxPages: config.MAX_PAGES_PER_BOOK,
+      leaseMs: config.CONVERSION_LEASE_SECONDS * 1000,
     }),
     ...bookLifecycleJobs(deps.services.books),
     bulkSettingsJob(deps.services.bulkSettings),

@@ -20,6 +20,7 @@ import type { Storage } from './platform/storage/storage.ts';
 import { loadSecretKey } from './platform/config/secret.ts';
 import { createServices, type Services } from './services.ts';
 import { WebhookWorker } from './modules/webhooks/webhook-worker.ts';
+import { startConversionLeaseSweeper } from './modules/books/conversion-lease.ts';
 
 export interface RuntimeOptions {
   api: boolean;
@@ -49,7 +50,7 @@ export interface Runtime {
 }
 
 function createRateLimitStore(config: Config, database: Database): RateLimitStore {
-  if (config.rateLimitStore === 'redis') return new RedisRateLimitStore(config.REDIS_URL);
+  if (config.rateLimitStore === 'redis') return new RedisRateLimitStore(config.REDIS_URL, config.REDIS_KEY_PREFIX);
   if (database.kind === 'postgres') return new PostgresRateLimitStore(database.runner);
   return new MemoryRateLimitStore();
 }
@@ -107,6 +108,7 @@ export async function startRuntime(config: Readonly<Config>, options: RuntimeOpt
       webhookWorker.start();
       services.webhooks.wake = () => webhookWorker.wake();
       cleanups.push(() => webhookWorker.stop(config.SHUTDOWN_TIMEOUT_MS));
+      cleanups.push(startConversionLeaseSweeper({ db: database.db, queue, ttlMs: config.CONVERSION_LEASE_SECONDS * 1000, log: logger.child({ component: 'conversion-lease' }) }));
     }
 
     let app: FastifyInstance | null = null;

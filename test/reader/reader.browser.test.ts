@@ -290,10 +290,11 @@ describe('the reader in a browser', { skip: CHROMIUM_SKIP }, () => {
     const fullscreen = page.locator('#fullscreen');
     assert.ok(await fullscreen.isVisible());
     await fullscreen.click();
-    await page.waitForFunction(() => document.fullscreenElement !== null);
-    assert.equal(await fullscreen.getAttribute('aria-pressed'), 'true');
+    // The button's state is set by the reader's fullscreenchange handler, after the document's state changes:
+    // wait for the attribute itself, not for document.fullscreenElement (a race a loaded machine exposes).
+    await page.waitForFunction(() => document.fullscreenElement !== null && document.querySelector('#fullscreen')?.getAttribute('aria-pressed') === 'true');
     await fullscreen.click();
-    await page.waitForFunction(() => document.fullscreenElement === null);
+    await page.waitForFunction(() => document.fullscreenElement === null && document.querySelector('#fullscreen')?.getAttribute('aria-pressed') === 'false');
 
     const [download] = await Promise.all([page.waitForEvent('download'), page.click('#download')]);
     const file = await download.path();

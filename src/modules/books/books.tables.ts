@@ -6,6 +6,9 @@ import type { ConversionWarning, OutlineEntry, PageLink, TextItem } from '../con
 export interface StoredWarning extends ConversionWarning {
   page: number | null;
 }
+
+/** Warnings a book's source records before its conversion (books made from content): a conversion attempt keeps them. */
+export const SOURCE_WARNING_CODES = ['image_unavailable', 'items_missing'] as const;
 import { instant } from '../../platform/db/columns.ts';
 
 

@@ -16,7 +16,7 @@ import { pipeline } from 'node:stream/promises';
 import { createWriteStream } from 'node:fs';
 import { and, eq, sql } from 'drizzle-orm';
 import { Type } from 'typebox';
-import type { Db } from '../../platform/db/database.ts';
+import type { Db, DbOrTx } from '../../platform/db/database.ts';
 import { defineJob, type JobContext } from '../../platform/jobs/queue.ts';
 import type { Storage } from '../../platform/storage/storage.ts';
 import { isConversionError } from '../conversion/conversion.errors.ts';
@@ -24,7 +24,8 @@ import { convertDocument, type ArchiveLimits } from '../conversion/conversion.se
 import type { RenderedPage } from '../conversion/conversion.types.ts';
 import { recordEvent } from '../events/events.service.ts';
 import { bookPrefix, pageImageKey } from './books.service.ts';
-import { bookPages, books, uploadBatches, type StoredPageImage, type StoredWarning } from './books.tables.ts';
+import { SOURCE_WARNING_CODES, bookPages, books, uploadBatches, type StoredPageImage, type StoredWarning } from './books.tables.ts';
+import { acquireConversionLease, isLeaseLost } from './conversion-lease.ts';
 
 declare module '../../platform/jobs/queue.ts' {
   interface JobPayloads {
@@ -36,6 +37,7 @@ const RETRY_LIMIT = 3;
 const CANCEL_POLL_MS = 1000;
 /** A batch keeps at most this many warnings (a document with an image problem on every page would repeat it). */
 const MAX_BATCH_WARNINGS = 100;
+const DEFAULT_LEASE_MS = 20_000;
 
 export interface ConvertBookDeps {
   db: Db;
@@ -46,6 +48,8 @@ export interface ConvertBookDeps {
   officeMemoryLimitMb?: number;
   archiveLimits?: ArchiveLimits;
   maxPages?: number;
+  /** Conversion lease (conversion-lease.ts): renewed every quarter; a run silent for this long is taken over. */
+  leaseMs?: number;
 }
 
 async function localCopy(storage: Storage, key: string, workDir: string): Promise<string> {
@@ -58,26 +62,44 @@ async function localCopy(storage: Storage, key: string, workDir: string): Promis
 
 export async function convertBook(deps: ConvertBookDeps, batchId: string, ctx: JobContext): Promise<{ outcome: string; pages?: number }> {
   const { db, storage } = deps;
+  // Only the run holding the batch's lease writes; a live holder makes this job a duplicate.
+  const lease = await acquireConversionLease(db, batchId, { ttlMs: deps.leaseMs ?? DEFAULT_LEASE_MS, log: ctx.log });
+  if (!lease) return { outcome: 'skipped: another run holds the batch' };
   const [book] = await db.select().from(books).where(eq(books.batchId, batchId));
   const [batch] = await db.select().from(uploadBatches).where(eq(uploadBatches.id, batchId));
-  if (!batch || !book || !['queued', 'processing'].includes(batch.status)) return { outcome: 'skipped' };
+  if (!batch || !book || !['queued', 'processing'].includes(batch.status)) {
+    await lease.write((tx) => lease.finish(tx));
+    return { outcome: 'skipped' };
+  }
 
   // A new rendition per attempt: whatever an interrupted attempt stored is dropped.
   const previousRendition = book.renditionId;
   const renditionId = randomBytes(6).toString('base64url');
-  await db.delete(bookPages).where(eq(bookPages.bookId, book.id));
-  await db.update(books).set({ renditionId, pageImagesStatus: 'processing', pageCount: 0, updatedAt: new Date() }).where(eq(books.id, book.id));
-  await db
-    .update(uploadBatches)
-    .set({ status: 'processing', totalPages: 0, completedPages: 0, failedPages: 0, warnings: [], updatedAt: new Date() })
-    .where(eq(uploadBatches.id, batchId));
-  if (previousRendition) {
-    for (const key of await storage.list(`${bookPrefix(book.randomId)}${previousRendition}/`)) await storage.delete(key);
+  try {
+    await lease.write(async (tx) => {
+      await tx.delete(bookPages).where(eq(bookPages.bookId, book.id));
+      await tx.update(books).set({ renditionId, pageImagesStatus: 'processing', pageCount: 0, updatedAt: new Date() }).where(eq(books.id, book.id));
+      await tx
+        .update(uploadBatches)
+        .set({ status: 'processing', totalPages: 0, completedPages: 0, failedPages: 0,
+          // A new attempt drops the conversion's own warnings; those of the book's source (made before, by the render job) stay.
+          warnings: sql`coalesce((select jsonb_agg(w) from jsonb_array_elements(${uploadBatches.warnings}) w where w->>'code' in (${sql.join(SOURCE_WARNING_CODES.map((c) => sql`${c}`), sql`, `)})), '[]'::jsonb)`,
+          updatedAt: new Date() })
+        .where(eq(uploadBatches.id, batchId));
+    });
+    if (previousRendition) {
+      for (const key of await storage.list(`${bookPrefix(book.randomId)}${previousRendition}/`)) await storage.delete(key);
+    }
+  } catch (error) {
+    await lease.release(); // the job's retry takes the batch
+    throw error;
   }
 
   const abort = new AbortController();
   const onShutdown = () => abort.abort(ctx.signal.reason);
   ctx.signal.addEventListener('abort', onShutdown, { once: true });
+  const onLeaseLost = () => abort.abort(lease.signal.reason);
+  lease.signal.addEventListener('abort', onLeaseLost, { once: true });
   let cancelled = false;
   const poll = setInterval(async () => {
     try {
@@ -98,10 +120,10 @@ export async function convertBook(deps: ConvertBookDeps, batchId: string, ctx: J
   try {
     const sourcePath = await localCopy(storage, book.sourceKey!, workDir);
     /** Adds warnings to the batch (capped) and says in the log why the pages are not faithful. */
-    const warn = async (warnings: StoredWarning[]) => {
+    const warn = async (warnings: StoredWarning[], target: DbOrTx = db) => {
       if (warnings.length === 0) return;
       for (const w of warnings) ctx.log.warn({ batchId, page: w.page, code: w.code }, `conversion warning: ${w.message}`);
-      await db
+      await target
         .update(uploadBatches)
         .set({
           warnings: sql`case when jsonb_array_length(${uploadBatches.warnings}) >= ${MAX_BATCH_WARNINGS} then ${uploadBatches.warnings}
@@ -118,26 +140,28 @@ export async function convertBook(deps: ConvertBookDeps, batchId: string, ctx: J
         await rm(image.path, { force: true });
         images.push({ width: image.width, height: image.height, key, bytes: image.bytes });
       }
-      await db.insert(bookPages).values({
-        bookId: book.id,
-        number: page.number,
-        widthPt: page.widthPt,
-        heightPt: page.heightPt,
-        images,
-        text: page.text,
-        links: page.links,
-        error: page.error ?? null,
-        warnings: page.warnings ?? [],
-        plainText: page.text.map((t) => t.text).join(' ').replace(/\s+/g, ' ').trim(),
-      }).onConflictDoNothing();
-      const pageWarnings: StoredWarning[] = (page.warnings ?? []).map((w) => ({ ...w, page: page.number }));
-      if (page.error) pageWarnings.push({ code: 'page_failed', message: `Page ${page.number} is blank: ${page.error}`, page: page.number });
-      await warn(pageWarnings);
-      const counter = page.error ? { failedPages: sql`${uploadBatches.failedPages} + 1` } : { completedPages: sql`${uploadBatches.completedPages} + 1` };
-      await db.update(uploadBatches).set({ ...counter, updatedAt: new Date() }).where(eq(uploadBatches.id, batchId));
-      if (page.number === 1) {
-        await db.update(books).set({ coverWidthPt: page.widthPt, coverHeightPt: page.heightPt, updatedAt: new Date() }).where(eq(books.id, book.id));
-      }
+      await lease.write(async (tx) => {
+        await tx.insert(bookPages).values({
+          bookId: book.id,
+          number: page.number,
+          widthPt: page.widthPt,
+          heightPt: page.heightPt,
+          images,
+          text: page.text,
+          links: page.links,
+          error: page.error ?? null,
+          warnings: page.warnings ?? [],
+          plainText: page.text.map((t) => t.text).join(' ').replace(/\s+/g, ' ').trim(),
+        }).onConflictDoNothing();
+        const pageWarnings: StoredWarning[] = (page.warnings ?? []).map((w) => ({ ...w, page: page.number }));
+        if (page.error) pageWarnings.push({ code: 'page_failed', message: `Page ${page.number} is blank: ${page.error}`, page: page.number });
+        await warn(pageWarnings, tx);
+        const counter = page.error ? { failedPages: sql`${uploadBatches.failedPages} + 1` } : { completedPages: sql`${uploadBatches.completedPages} + 1` };
+        await tx.update(uploadBatches).set({ ...counter, updatedAt: new Date() }).where(eq(uploadBatches.id, batchId));
+        if (page.number === 1) {
+          await tx.update(books).set({ coverWidthPt: page.widthPt, coverHeightPt: page.heightPt, updatedAt: new Date() }).where(eq(books.id, book.id));
+        }
+      });
     };
 
     const result = await convertDocument(
@@ -153,10 +177,10 @@ export async function convertBook(deps: ConvertBookDeps, batchId: string, ctx: J
         maxPages: deps.maxPages,
         signal: abort.signal,
         workDir,
-        onStart: async (info) => {
-          await db.update(uploadBatches).set({ totalPages: info.pageCount, updatedAt: new Date() }).where(eq(uploadBatches.id, batchId));
-          await db.update(books).set({ pageCount: info.pageCount, outline: info.outline, updatedAt: new Date() }).where(eq(books.id, book.id));
-        },
+        onStart: (info) => lease.write(async (tx) => {
+          await tx.update(uploadBatches).set({ totalPages: info.pageCount, updatedAt: new Date() }).where(eq(uploadBatches.id, batchId));
+          await tx.update(books).set({ pageCount: info.pageCount, outline: info.outline, updatedAt: new Date() }).where(eq(books.id, book.id));
+        }),
       },
       storePage,
     );
@@ -168,7 +192,8 @@ export async function convertBook(deps: ConvertBookDeps, batchId: string, ctx: J
       pdfKey = `${bookPrefix(book.randomId)}${renditionId}/document.pdf`;
       await storage.put(pdfKey, createReadStream(result.pdfPath), { contentType: 'application/pdf' });
     }
-    await db.transaction(async (tx) => {
+    await lease.write(async (tx) => {
+      await lease.finish(tx);
       const [finished] = await tx
         .update(uploadBatches)
         .set({ status: 'completed', finishedAt: new Date(), updatedAt: new Date() })
@@ -184,17 +209,30 @@ export async function convertBook(deps: ConvertBookDeps, batchId: string, ctx: J
     ctx.log.info({ batchId, pages: result.pageCount }, 'book converted');
     return { outcome: 'completed', pages: result.pageCount };
   } catch (error) {
+    if (isLeaseLost(error) || lease.signal.aborted) {
+      // Another run owns the batch now (this one was taken for dead): drop what this run stored, write nothing.
+      await storage.deletePrefix(`${bookPrefix(book.randomId)}${renditionId}/`).catch(() => undefined);
+      return { outcome: 'superseded' };
+    }
     if (cancelled) {
       await storage.deletePrefix(bookPrefix(book.randomId));
+      await lease.write((tx) => lease.finish(tx)).catch(() => undefined);
       return { outcome: 'cancelled' };
     }
-    if (ctx.signal.aborted) throw error; // shutdown: the job is retried
+    if (ctx.signal.aborted) {
+      await lease.release(); // shutdown: the job's retry takes the batch at once
+      throw error;
+    }
     const final = isConversionError(error) || ctx.retryCount >= RETRY_LIMIT;
-    if (!final) throw error;
+    if (!final) {
+      await lease.release();
+      throw error;
+    }
     const message = isConversionError(error) ? error.message : 'The conversion failed unexpectedly; the error was logged.';
     const code = isConversionError(error) ? error.code : 'internal_error';
     if (!isConversionError(error)) ctx.log.error({ err: error, batchId }, 'conversion failed');
-    await db.transaction(async (tx) => {
+    await lease.write(async (tx) => {
+      await lease.finish(tx);
       await tx
         .update(uploadBatches)
         .set({ status: 'failed', error: message, errorCode: code, finishedAt: new Date(), updatedAt: new Date() })
@@ -204,6 +242,8 @@ export async function convertBook(deps: ConvertBookDeps, batchId: string, ctx: J
     return { outcome: 'failed' };
   } finally {
     clearInterval(poll);
+    lease.stop();
+    lease.signal.removeEventListener('abort', onLeaseLost);
     ctx.signal.removeEventListener('abort', onShutdown);
     await rm(workDir, { recursive: true, force: true });
   }

@@ -4,6 +4,7 @@
  * migrations from ./drizzle and expose the same Drizzle database.
  */
 import { mkdirSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { PGlite } from '@electric-sql/pglite';
@@ -53,9 +54,34 @@ export async function openDatabase(target: DatabaseTarget): Promise<Database> {
   return target.kind === 'pglite' ? openPglite(target.dataDir) : openPostgres(target.url, target.poolSize ?? 10);
 }
 
+/**
+ * PGlite's two WebAssembly modules (the server and initdb) and its file-system
+ * bundle, compiled and read once per process. By default every PGlite instance
+ * compiles its own modules and drops them on close; a process that opens many
+ * instances (the test suite: one per service it starts) then churns V8's Wasm
+ * code space, which on Node 24 can abort the process in
+ * ThreadIsolation::UnregisterWasmAllocation ("Check failed:
+ * jit_page_->allocations_.erase(addr) == 1"; nodejs/node#64500,
+ * electric-sql/pglite#1053). With the compiled modules kept for the life of the
+ * process, their code is never freed and instances start faster.
+ */
+let pgliteArtifacts: Promise<{ pgliteWasmModule: WebAssembly.Module; initdbWasmModule: WebAssembly.Module; fsBundle: Blob }> | null = null;
+function loadPgliteArtifacts() {
+  pgliteArtifacts ??= (async () => {
+    const dist = path.dirname(fileURLToPath(import.meta.resolve('@electric-sql/pglite')));
+    const [server, initdb, bundle] = await Promise.all(['pglite.wasm', 'initdb.wasm', 'pglite.data'].map((file) => readFile(path.join(dist, file))));
+    const [pgliteWasmModule, initdbWasmModule] = await Promise.all([WebAssembly.compile(server!), WebAssembly.compile(initdb!)]);
+    return { pgliteWasmModule, initdbWasmModule, fsBundle: new Blob([bundle!]) };
+  })();
+  pgliteArtifacts.catch(() => {
+    pgliteArtifacts = null;
+  });
+  return pgliteArtifacts;
+}
+
 async function openPglite(dataDir: string): Promise<Database> {
   if (dataDir !== 'memory') mkdirSync(dataDir, { recursive: true });
-  const client = await PGlite.create(dataDir === 'memory' ? 'memory://' : dataDir);
+  const client = await PGlite.create(dataDir === 'memory' ? 'memory://' : dataDir, await loadPgliteArtifacts());
   const db = drizzlePglite({ client, schema }) as unknown as Db;
   const runner: SqlRunner = {
     async executeSql(text, values) {

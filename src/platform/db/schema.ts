@@ -12,3 +12,4 @@ export * from '../../modules/catalogs/catalogs.tables.ts';
 export * from '../../modules/connector/connector.tables.ts';
 export * from '../../modules/content/content.tables.ts';
 export * from '../../modules/webhooks/webhooks.tables.ts';
+export * from '../../modules/books/conversion-lease.tables.ts';

@@ -14,6 +14,8 @@ export const idempotencyKeys = pgTable('idempotency_keys', {
   responseHeaders: jsonb('response_headers').$type<Record<string, string>>(),
   responseBody: text('response_body'),
   createdAt: instant('created_at').notNull().defaultNow(),
+  /** Renewed every few seconds while the first request runs: a lock that stops being renewed died with its process. */
+  renewedAt: instant('renewed_at'),
   expiresAt: instant('expires_at').notNull(),
 }, (t) => [primaryKey({ columns: [t.workspaceId, t.key] }), index('idempotency_keys_expires_idx').on(t.expiresAt)]);
 

@@ -8,15 +8,20 @@
  * - failed responses are not stored: the key can be retried.
  */
 import { createHash } from 'node:crypto';
-import { and, eq, lt } from 'drizzle-orm';
+import { and, eq, lt, or } from 'drizzle-orm';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Db } from '../db/database.ts';
 import { ERRORS } from '../errors.ts';
 import { idempotencyKeys } from './http.tables.ts';
 
 const WRITE_METHODS = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
-/** A lock older than this belongs to a request that died with its process. */
-const ABANDONED_LOCK_MS = 5 * 60_000;
+/**
+ * While a request runs, its process renews its lock every RENEW_LOCK_MS; a lock
+ * not renewed for ABANDONED_LOCK_MS belongs to a request that died with its
+ * process (kill -9, a crash), and a retry may take the key over.
+ */
+const RENEW_LOCK_MS = 5_000;
+const ABANDONED_LOCK_MS = 15_000;
 const REPLAYED_HEADERS = ['content-type', 'location'];
 
 interface PendingIdempotency {
@@ -54,6 +59,19 @@ function fingerprint(request: FastifyRequest): string {
 
 export function registerIdempotency(app: FastifyInstance, deps: { db: Db; ttlHours: number }): void {
   const { db, ttlHours } = deps;
+  const held = new Map<string, PendingIdempotency>();
+  const heldId = (p: PendingIdempotency) => `${p.workspaceId}\u0000${p.key}`;
+  const renew = setInterval(() => {
+    if (held.size === 0) return;
+    const locks = [...held.values()];
+    void db
+      .update(idempotencyKeys)
+      .set({ renewedAt: new Date() })
+      .where(and(eq(idempotencyKeys.state, 'processing'), or(...locks.map((l) => and(eq(idempotencyKeys.workspaceId, l.workspaceId), eq(idempotencyKeys.key, l.key))))))
+      .catch(() => undefined);
+  }, RENEW_LOCK_MS);
+  renew.unref();
+  app.addHook('onClose', async () => clearInterval(renew));
 
   app.addHook('preHandler', async (request, reply) => {
     const key = request.headers['idempotency-key'];
@@ -73,6 +91,7 @@ export function registerIdempotency(app: FastifyInstance, deps: { db: Db; ttlHou
         .returning({ key: idempotencyKeys.key });
       if (claimed) {
         request.idempotency = { key, workspaceId };
+        held.set(heldId(request.idempotency), request.idempotency);
         return;
       }
       const [existing] = await db
@@ -80,7 +99,8 @@ export function registerIdempotency(app: FastifyInstance, deps: { db: Db; ttlHou
         .from(idempotencyKeys)
         .where(and(eq(idempotencyKeys.workspaceId, workspaceId), eq(idempotencyKeys.key, key)));
       if (!existing) continue; // removed between the two statements: claim again
-      const abandoned = existing.state === 'processing' && now.getTime() - existing.createdAt.getTime() > ABANDONED_LOCK_MS;
+      const lastSign = Math.max(existing.createdAt.getTime(), existing.renewedAt?.getTime() ?? 0);
+      const abandoned = existing.state === 'processing' && now.getTime() - lastSign > ABANDONED_LOCK_MS;
       if (existing.expiresAt <= now || abandoned) {
         await db
           .delete(idempotencyKeys)
@@ -100,6 +120,7 @@ export function registerIdempotency(app: FastifyInstance, deps: { db: Db; ttlHou
     const pending = request.idempotency;
     if (!pending) return payload;
     request.idempotency = undefined;
+    held.delete(heldId(pending));
     const where = and(eq(idempotencyKeys.workspaceId, pending.workspaceId), eq(idempotencyKeys.key, pending.key));
     const storable = typeof payload === 'string' || Buffer.isBuffer(payload);
     if (reply.statusCode >= 200 && reply.statusCode < 300 && storable) {

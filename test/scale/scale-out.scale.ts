@@ -245,7 +245,11 @@ describe('scale-out: 2 API + 2 worker processes on PostgreSQL, Redis and S3', { 
 
     // A raw multipart request, sent slowly, so the process dies with half the body received.
     const boundary = `----scale${randomUUID()}`;
-    const head = Buffer.from(`--${boundary}\r\ncontent-disposition: form-data; name="files[]"; filename="cut.pdf"\r\ncontent-type: application/pdf\r\n\r\n`);
+    // Published, like every other book of this workspace (the restart test reads the newest book's reader).
+    const head = Buffer.from(
+      `--${boundary}\r\ncontent-disposition: form-data; name="status"\r\n\r\npublish\r\n` +
+      `--${boundary}\r\ncontent-disposition: form-data; name="files[]"; filename="cut.pdf"\r\ncontent-type: application/pdf\r\n\r\n`,
+    );
     const tail = Buffer.from(`\r\n--${boundary}--\r\n`);
     const body = Buffer.concat([head, padded, tail]);
     const port = Number(new URL(target.url!).port);

@@ -217,10 +217,9 @@ function plainEntry(o: Obj, fromCsv = false): string[] {
   return out;
 }
 
-function wooStoreEntry(p: Obj): string[] {
-  const out: string[] = [];
+/** The product identity and text both WooCommerce APIs share (they differ in how the parent is named and in prices). */
+function wooProductFields(out: string[], p: Obj, parent: string | null): void {
   const id = str(p.id);
-  const parent = str(p.parent);
   push(out, 'external_item_key', id);
   if (parent && parent !== '0') {
     push(out, 'external_product_id', parent);
@@ -232,6 +231,11 @@ function wooStoreEntry(p: Obj): string[] {
   push(out, 'description', p.description);
   push(out, 'short_description', p.short_description);
   push(out, 'product_type', p.type);
+}
+
+function wooStoreEntry(p: Obj): string[] {
+  const out: string[] = [];
+  wooProductFields(out, p, str(p.parent));
   const prices = (p.prices ?? {}) as Obj;
   const units = Number(prices.currency_minor_unit ?? 2);
   for (const field of ['price', 'regular_price', 'sale_price'] as const) {
@@ -257,19 +261,7 @@ const WOO_STATUS: Record<string, string> = { publish: 'active', draft: 'draft', 
 function wooRestEntry(p: Obj, context: FeedContext): string[] {
   const out: string[] = [];
   push(out, 'currency', context.currency);
-  const id = str(p.id);
-  const parent = str(p.parent_id);
-  push(out, 'external_item_key', id);
-  if (parent && parent !== '0') {
-    push(out, 'external_product_id', parent);
-    push(out, 'external_variant_id', id);
-  }
-  push(out, 'sku', p.sku);
-  push(out, 'title', unescapeHtml(str(p.name)));
-  push(out, 'url', p.permalink);
-  push(out, 'description', p.description);
-  push(out, 'short_description', p.short_description);
-  push(out, 'product_type', p.type);
+  wooProductFields(out, p, str(p.parent_id));
   push(out, 'status', WOO_STATUS[str(p.status) ?? ''] ?? 'active');
   for (const field of ['price', 'regular_price', 'sale_price'] as const) push(out, field, p[field]);
   const images = list(p.images).map((i) => str((i as Obj).src)).filter(Boolean);

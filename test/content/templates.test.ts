@@ -92,7 +92,7 @@ describe('templates and create-from-template', () => {
     const missing = await svc.request('POST', '/v1/books/create-from-template', { key, body: { source: 'woocommerce', source_type: 'products', content, template_id: 99 } });
     assert.equal(missing.status, 422);
 
-    const res = await svc.request('POST', '/v1/books/create-from-template', { key, body: { source: 'woocommerce', source_type: 'products', content, template_id: 3, title: 'Summer' } });
+    const res = await svc.request('POST', '/v1/books/create-from-template', { key, body: { source: 'woocommerce', source_type: 'products', content, template_id: 3, title: 'Summer', status: 'publish' } });
     assert.equal(res.status, 201, res.text);
     const batch = await waitForBatch(svc, key, res.body.data.book.batch_id);
     assert.equal(batch.status, 'completed', JSON.stringify(batch.error));
@@ -105,6 +105,11 @@ describe('templates and create-from-template', () => {
     assert.ok(text.replace(/\s+/g, '').includes('无线蓝牙耳机'), `CJK text is real text: ${text}`);
     assert.ok(text.normalize('NFKC').includes('سماعات'.normalize('NFKC')), `Arabic text is real text: ${text}`);
     assert.ok(text.includes('€79.00'));
+    // Searchable as a phrase: runs continued on the same line without a gap join without a space.
+    const phrase = await fetch(`${svc.url}/read/${res.body.data.book.random_id}/search?q=${encodeURIComponent('蓝牙耳机')}`);
+    assert.equal(phrase.status, 200);
+    const hits = await phrase.json() as { total: number; hits: Array<{ page: number; rects?: unknown[] }> };
+    assert.deepEqual(hits.hits.map((h) => h.page), [2], JSON.stringify(hits));
     const links = page.links.map((l: { url?: string }) => l.url);
     assert.deepEqual(['https://shop.example/p1', 'https://shop.example/p2', 'https://shop.example/p3'].filter((u) => links.includes(u)).length, 3);
   });

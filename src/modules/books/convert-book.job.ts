@@ -20,6 +20,7 @@ import type { Db, DbOrTx } from '../../platform/db/database.ts';
 import { defineJob, type JobContext } from '../../platform/jobs/queue.ts';
 import type { Storage } from '../../platform/storage/storage.ts';
 import { isConversionError } from '../conversion/conversion.errors.ts';
+import { joinRuns } from '../conversion/text-order.ts';
 import { convertDocument, type ArchiveLimits } from '../conversion/conversion.service.ts';
 import type { RenderedPage } from '../conversion/conversion.types.ts';
 import { recordEvent } from '../events/events.service.ts';
@@ -151,7 +152,7 @@ export async function convertBook(deps: ConvertBookDeps, batchId: string, ctx: J
           links: page.links,
           error: page.error ?? null,
           warnings: page.warnings ?? [],
-          plainText: page.text.map((t) => t.text).join(' ').replace(/\s+/g, ' ').trim(),
+          plainText: joinRuns(page.text),
         }).onConflictDoNothing();
         const pageWarnings: StoredWarning[] = (page.warnings ?? []).map((w) => ({ ...w, page: page.number }));
         if (page.error) pageWarnings.push({ code: 'page_failed', message: `Page ${page.number} is blank: ${page.error}`, page: page.number });

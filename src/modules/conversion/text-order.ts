@@ -92,3 +92,30 @@ export function logicalOrder(items: TextItem[]): TextItem[] {
   }
   return items;
 }
+
+/**
+ * What goes between two consecutive runs in the page's plain text: nothing
+ * when the second continues the first on the same line with no gap (a word
+ * or a CJK phrase painted in several runs, as generated PDFs do when the font
+ * changes mid-line: Noto SC comes in many subset files), else a space. The gap
+ * is measured against the first run's mean character width, so the page's
+ * aspect ratio does not matter; a word space is about half a character wide.
+ */
+export function runSeparator(a: TextItem, b: TextItem): '' | ' ' {
+  if (/\s$/.test(a.text) || /^\s/.test(b.text)) return '';
+  if (a.angle || b.angle || a.dir || b.dir || a.text.length === 0) return ' ';
+  const sameLine = Math.abs(a.y + a.height / 2 - (b.y + b.height / 2)) < Math.min(a.height, b.height) / 2;
+  if (!sameLine) return ' ';
+  const charWidth = a.width / [...a.text].length;
+  const gap = b.x - (a.x + a.width);
+  return gap > -charWidth && gap < charWidth * 0.2 ? '' : ' ';
+}
+
+/** The runs of a page as one plain text (for search and the text view). */
+export function joinRuns(items: readonly TextItem[]): string {
+  let text = '';
+  items.forEach((item, i) => {
+    text += (i > 0 ? runSeparator(items[i - 1]!, item) : '') + item.text;
+  });
+  return text.replace(/\s+/g, ' ').trim();
+}

@@ -12,6 +12,7 @@ import type { Storage } from '../../platform/storage/storage.ts';
 import { DEFAULT_SETTINGS, effectiveStatus } from '../books/books.settings.ts';
 import { bookPages, books, type BookRow, type StoredBookSettings } from '../books/books.tables.ts';
 import type { OutlineEntry, PageLink, TextItem } from '../conversion/conversion.types.ts';
+import { runSeparator } from '../conversion/text-order.ts';
 import { loadReaderLeadForm } from '../analytics/lead-forms.service.ts';
 import { loadReaderBrand, type ReaderBrand } from '../brand/brand.service.ts';
 import { workspaces } from '../workspaces/workspaces.tables.ts';
@@ -133,8 +134,8 @@ export function matchRects(items: TextItem[], query: string): HitRect[] {
     // A match that starts here and runs into the next few items.
     let joined = text;
     for (let j = i + 1; j < Math.min(items.length, i + 6); j++) {
-      joined += ` ${texts[j]}`;
-      if (joined.includes(query) && !joined.slice(text.length + 1).includes(query)) {
+      joined += runSeparator(items[j - 1]!, items[j]!) + texts[j];
+      if (joined.includes(query) && !joined.slice(text.length).includes(query)) {
         for (let k = i; k <= j; k++) {
           const part = items[k]!;
           rects.push([round(part.x), round(part.y), round(part.width), round(part.height)]);

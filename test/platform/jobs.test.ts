@@ -6,6 +6,11 @@ import { describe, it } from 'node:test';
 import { eventually, scratchPostgres, startService, usingPostgres } from '../helpers.ts';
 import type { DatabaseTarget } from '../../src/platform/db/database.ts';
 import { idempotencyKeys } from '../../src/platform/http/http.tables.ts';
+import { sql } from 'drizzle-orm';
+import pino from 'pino';
+import { Type } from 'typebox';
+import { openDatabase } from '../../src/platform/db/database.ts';
+import { JobQueue, defineJob, type JobName } from '../../src/platform/jobs/queue.ts';
 
 describe('background jobs', () => {
   it('a job enqueued before a restart runs after it, exactly once', async () => {
@@ -51,4 +56,32 @@ describe('background jobs', () => {
       await svc.stop();
     }
   });
+
+  it('stores a failed job\'s error without the statement\'s values (pg-boss keeps it in its table)', async () => {
+    const scratch = usingPostgres ? await scratchPostgres() : null;
+    const database = await openDatabase(scratch ? { kind: 'postgres', url: scratch.url } : { kind: 'pglite', dataDir: 'memory' });
+    const queue = new JobQueue({ database, log: pino({ level: 'silent' }), concurrency: 1 });
+    const name = 'test.fails-with-values' as JobName;
+    queue.register([defineJob({
+      name, version: 1, schema: Type.Object({ email: Type.String() }), retryLimit: 0,
+      // PostgreSQL echoes the bad input and Drizzle appends the parameters: both hold the address.
+      handle: async ({ email }) => database.db.execute(sql`select ${email}::int`),
+    })]);
+    try {
+      await queue.start({ work: true });
+      const id = await queue.send(name, { email: 'reader.person@example.org' } as never);
+      const job = await eventually(async () => {
+        const found = await queue.getJob(name, id!);
+        return found?.state === 'failed' ? found : null;
+      });
+      const stored = JSON.stringify(job.output);
+      assert.match(stored, /invalid input syntax for type integer/, stored);
+      assert.ok(!stored.includes('reader.person') && !stored.includes('example.org'), stored);
+    } finally {
+      await queue.stop(1000);
+      await database.close();
+      await scratch?.drop();
+    }
+  });
 });
+

@@ -9,12 +9,18 @@
  * - A job can be enqueued inside the transaction that makes it necessary.
  * - On shutdown running handlers are told to stop (AbortSignal); a job that
  *   did not finish fails with reason "shutdown" and is retried by a worker.
+ * - pg-boss keeps a failed job's error in its table (serialize-error: every
+ *   enumerable property, the cause included). A Drizzle error carries the
+ *   statement's parameters (addresses, token hashes), so what a handler throws
+ *   is stored as its scrubbed name, message, causes and stack only, the same
+ *   facts the log gets (serializeError).
  */
 import PgBoss from 'pg-boss';
 import type { Logger } from 'pino';
 import type { Static, TSchema } from 'typebox';
 import { Value } from 'typebox/value';
 import type { Database, DbOrTx, SqlRunner } from '../db/database.ts';
+import { serializeError } from '../logger.ts';
 
 /** Job name → payload type. Areas add their jobs with `declare module`. */
 // eslint-disable-next-line @typescript-eslint/no-empty-object-type
@@ -58,6 +64,20 @@ export interface SendOptions {
 }
 
 const DEAD_LETTER_SUFFIX = '.dead';
+
+/** What pg-boss stores of a failed run: the error's type, message and causes' messages, and stack, with values scrubbed. */
+export class StoredJobError extends Error {
+  constructor(error: unknown) {
+    const facts = serializeError(error) as { type?: string; message?: string; stack?: string; code?: unknown; cause?: unknown };
+    const causes: string[] = [];
+    for (let cause = facts.cause as typeof facts | undefined; cause && causes.length < 5; cause = cause.cause as typeof facts | undefined) {
+      if (typeof cause === 'object' && cause.message) causes.push(`${cause.type ?? 'Error'}: ${cause.message}`);
+    }
+    super([facts.message ?? String(facts), ...causes.map((c) => `caused by ${c}`)].join('\n'));
+    this.name = facts.type ?? 'Error';
+    this.stack = facts.stack ?? this.message;
+  }
+}
 
 class ShutdownError extends Error {
   override name = 'ShutdownError';
@@ -154,7 +174,7 @@ export class JobQueue {
     } catch (error) {
       if (this.shutdown.signal.aborted) throw new ShutdownError();
       log.warn({ err: error, retryCount: job.retryCount }, 'job failed');
-      throw error;
+      throw new StoredJobError(error);
     }
   }
 

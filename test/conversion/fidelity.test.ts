@@ -5,15 +5,26 @@
  * these tests (see its README).
  */
 import assert from 'node:assert/strict';
-import { readFile } from 'node:fs/promises';
+import { execFile, execFileSync } from 'node:child_process';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { promisify } from 'node:util';
 import { PDFDocument, PDFHexString, PDFName, PDFNull, PDFString, StandardFonts, degrees, type PDFRef } from 'pdf-lib';
 import sharp from 'sharp';
 import { startService, uploadFile, waitForBatch, type TestService } from '../helpers.ts';
 import { makeCfb, rawPdf } from './conversion-documents.ts';
 
 const FIXTURES = path.resolve(import.meta.dirname, '../fixtures/conversion');
+const hasQpdf = (() => {
+  try {
+    execFileSync('qpdf', ['--version'], { stdio: 'ignore' });
+    return true;
+  } catch {
+    return false;
+  }
+})();
 
 type Rect = [number, number, number, number];
 /** C0 and C1 controls but tab and newline. */
@@ -50,6 +61,23 @@ describe('conversion fidelity (issue 15)', () => {
     const at = (fx: number, fy: number) => data[Math.floor(fy * info.height) * info.width + Math.floor(fx * info.width)]!;
     assert.ok(at(0.5, 0.5) < 60, `centre of the disc is black, got ${at(0.5, 0.5)}`);
     assert.ok(at(0.02, 0.02) > 200, 'the page corner is white');
+  });
+
+  it('draws that page of an encrypted PDF too, the password never on a command line (qpdf decrypts for pdftoppm)', { skip: !hasQpdf && 'qpdf is not installed' }, async () => {
+    const dir = await mkdtemp(path.join(os.tmpdir(), 'flipbook-fax-'));
+    try {
+      const encrypted = path.join(dir, 'fax-locked.pdf');
+      await promisify(execFile)('qpdf', ['--encrypt', 'fax-pass', 'owner-pass', '256', '--', path.join(FIXTURES, 'huge-ccitt-page.pdf'), encrypted]);
+      const { batch, book } = await upload(await readFile(encrypted), 'fax-locked.pdf', { status: 'publish', password: 'fax-pass' });
+      assert.equal(batch.status, 'completed', JSON.stringify(batch.error));
+      assert.deepEqual(batch.warnings, []);
+      const [page] = await pages(book);
+      const image = Buffer.from(await (await fetch(page.images[1].url)).arrayBuffer());
+      const { data, info } = await sharp(image).greyscale().raw().toBuffer({ resolveWithObject: true });
+      assert.ok(data[Math.floor(0.5 * info.height) * info.width + Math.floor(0.5 * info.width)]! < 60, 'the disc is drawn');
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 
   it('keeps a page whose image cannot be decoded, with a warning on the page and the batch', async () => {

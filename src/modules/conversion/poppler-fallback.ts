@@ -7,9 +7,16 @@
  * 2048 px), so such a page is drawn by poppler instead, text and links still
  * coming from pdf.js. pdftoppm is GPL and runs as a separate process
  * (Debian: poppler-utils); without it the page keeps its warning.
+ *
+ * pdftoppm takes a document's password only on its command line, where any
+ * local user sees it (`ps`). An encrypted document is therefore first
+ * decrypted by qpdf, which reads the password from a file (mode 0600, first
+ * line), into the same private temporary directory; pdftoppm then reads the
+ * copy. Without qpdf, or for a password qpdf cannot read from a file (one
+ * with a line break), the page keeps its warning.
  */
 import { execFile } from 'node:child_process';
-import { readFile, rm } from 'node:fs/promises';
+import { readFile, rm, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { promisify } from 'node:util';
 
@@ -29,19 +36,30 @@ export async function renderPageWithPoppler(options: {
   password?: string;
 }): Promise<Buffer | null> {
   const root = path.join(options.outDir, `poppler-${process.pid}-${options.page}`);
-  const args = [
-    '-f', String(options.page), '-l', String(options.page),
-    '-scale-to-x', String(options.width), '-scale-to-y', String(options.height),
-    '-png', '-singlefile',
-    ...(options.password !== undefined ? ['-upw', options.password] : []),
-    options.filePath, root,
-  ];
+  const decrypted = `${root}-decrypted.pdf`;
+  const passwordFile = `${root}-password`;
   try {
+    let source = options.filePath;
+    if (options.password !== undefined) {
+      if (/[\r\n]/.test(options.password)) return null;
+      await writeFile(passwordFile, `${options.password}\n`, { mode: 0o600 });
+      await run('qpdf', [`--password-file=${passwordFile}`, '--decrypt', '--', options.filePath, decrypted], { timeout: POPPLER_TIMEOUT_MS, killSignal: 'SIGKILL' })
+        .catch((error: { code?: number }) => {
+          // Exit code 3: done, with warnings about a slightly damaged input.
+          if (error.code !== 3) throw error;
+        });
+      source = decrypted;
+    }
+    const args = [
+      '-f', String(options.page), '-l', String(options.page),
+      '-scale-to-x', String(options.width), '-scale-to-y', String(options.height),
+      '-png', '-singlefile', source, root,
+    ];
     await run('pdftoppm', args, { timeout: POPPLER_TIMEOUT_MS, killSignal: 'SIGKILL', maxBuffer: 1024 * 1024 });
     return await readFile(`${root}.png`);
   } catch {
     return null;
   } finally {
-    await rm(`${root}.png`, { force: true });
+    await Promise.all([`${root}.png`, decrypted, passwordFile].map((file) => rm(file, { force: true })));
   }
 }

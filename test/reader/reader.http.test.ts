@@ -14,6 +14,7 @@ import { promisify } from 'node:util';
 import { eq } from 'drizzle-orm';
 import Fastify from 'fastify';
 import { PDFDocument } from 'pdf-lib';
+import { getDocument } from 'pdfjs-dist/legacy/build/pdf.mjs';
 import { DEFAULT_SETTINGS } from '../../src/modules/books/books.settings.ts';
 import { books } from '../../src/modules/books/books.tables.ts';
 import { BUNDLE_BUDGET_GZIP, bundleSizes, readerBundle } from '../../src/modules/reader/reader.bundle.ts';
@@ -22,7 +23,7 @@ import { readerRoutes } from '../../src/modules/reader/reader.routes.ts';
 import { ReaderService } from '../../src/modules/reader/reader.service.ts';
 import { makePdf } from '../documents.ts';
 import { insertBook } from '../factories.ts';
-import { startService, type ApiResponse, type TestService } from '../helpers.ts';
+import { eventually, startService, type ApiResponse, type TestService } from '../helpers.ts';
 import { publishBook, updateBook } from './browser.ts';
 
 const run = promisify(execFile);
@@ -278,6 +279,50 @@ describe('reader over HTTP', () => {
     const bytes = Buffer.from(await res.arrayBuffer());
     assert.equal(bytes.subarray(0, 5).toString(), '%PDF-');
     assert.equal((await PDFDocument.load(bytes)).getPageCount(), 6);
+  });
+
+  it('offers the page or the spread shown when the download mode says so (bulk settings\' downloadable_pdf)', { skip: qpdfSkip }, async () => {
+    /** The "Page N of 6" headings of a downloaded PDF, in order. */
+    const headings = async (res: Response): Promise<string[]> => {
+      assert.equal(res.status, 200);
+      assert.equal(res.headers.get('content-type'), 'application/pdf');
+      const pdf = await getDocument({ data: new Uint8Array(await res.arrayBuffer()), verbosity: 0 }).promise;
+      const found: string[] = [];
+      for (let n = 1; n <= pdf.numPages; n++) {
+        const items = (await (await pdf.getPage(n)).getTextContent()).items as Array<{ str: string }>;
+        found.push(items.map((i) => i.str).find((t) => /^Page \d of 6$/.test(t)) ?? '?');
+      }
+      await pdf.destroy();
+      return found;
+    };
+    const setMode = async (mode: 'single' | 'spread' | 'full') => {
+      const read = await svc.request('POST', '/v1/books/bulk-settings/summary', { key: ws.key, body: { book_ids: [book.randomId] } });
+      const created = await svc.request('POST', '/v1/books/bulk-settings/batches', {
+        key: ws.key, body: { books: [{ id: book.randomId, settings_revision: read.body.data.books[0].settings_revision }], settings: { downloadable_pdf: mode } },
+      });
+      assert.equal(created.status, 202, created.text);
+      await eventually(async () => {
+        const res = await svc.request('GET', `/v1/books/bulk-settings/batches/${created.body.data.id}`, { key: ws.key });
+        return res.body.data.status === 'completed' ? res.body.data : null;
+      });
+    };
+    try {
+      await setMode('single');
+      const single = await fetch(`${book.url}/download?page=4`);
+      assert.match(single.headers.get('content-disposition') ?? '', /filename="Spring catalogue - page 4\.pdf"/);
+      assert.deepEqual(await headings(single), ['Page 4 of 6']);
+      assert.deepEqual(await headings(await fetch(`${book.url}/download`)), ['Page 1 of 6'], 'no page: the first');
+      assert.equal((await fetch(`${book.url}/download?page=7`)).status, 400);
+      assert.equal((await fetch(`${book.url}/download?page=x`)).status, 400);
+
+      await setMode('spread');
+      assert.deepEqual(await headings(await fetch(`${book.url}/download?page=1`)), ['Page 1 of 6'], 'the cover is a spread of its own');
+      assert.deepEqual(await headings(await fetch(`${book.url}/download?page=5`)), ['Page 4 of 6', 'Page 5 of 6']);
+      assert.deepEqual(await headings(await fetch(`${book.url}/download?page=6`)), ['Page 6 of 6'], 'the last page of an even book is alone');
+    } finally {
+      await setMode('full');
+    }
+    assert.equal((await headings(await fetch(`${book.url}/download?page=4`))).length, 6, 'full: the whole book whatever the page');
   });
 
   it('encrypts the download with the pdf_password', { skip: qpdfSkip }, async () => {

@@ -19,7 +19,7 @@ export const BulkSettings = Type.Object(
     description: Type.Optional(Nullable(Type.String({ maxLength: 50000, description: "The book's description; null removes it." }))),
     downloadable_pdf: Type.Optional(
       Type.Union([Type.Literal(false), Type.Literal('full'), Type.Literal('single'), Type.Literal('spread')], {
-        description: '`false` turns downloads off; `full`, `single` or `spread` turn them on (the Book record shows `settings.downloadable: true`) and record the mode, which the summary reads back. The reader offers the whole document in every mode.',
+        description: '`false` turns downloads off; `full`, `single` or `spread` turn them on (the Book record shows `settings.downloadable: true`) and record the mode, which the summary reads back. The reader\'s download follows it: the whole document (`full`), the page shown (`single`) or the spread shown (`spread`: the cover alone, then 2-3, 4-5, …).',
       }),
     ),
     eod_enabled: Type.Optional(Type.Boolean({

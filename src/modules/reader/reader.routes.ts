@@ -26,8 +26,8 @@ import { brandCspSources, type CspSources } from '../brand/brand.reader.ts';
 import { readerBundle } from './reader.bundle.ts';
 import { ReaderGate, type GateResult } from './reader.gate.ts';
 import { backgroundCss, renderNoticePage, renderReaderPage } from './reader.html.ts';
-import { ReaderService, SEARCH_MAX_QUERY, TEXT_PAGES_PER_REQUEST } from './reader.service.ts';
-import { encryptPdf, QpdfMissingError } from './pdf-encrypt.ts';
+import { ReaderService, SEARCH_MAX_QUERY, TEXT_PAGES_PER_REQUEST, downloadPages } from './reader.service.ts';
+import { prepareDownload, QpdfMissingError } from './pdf-download.ts';
 
 export interface ReaderRoutesOptions {
   db: Db;
@@ -197,21 +197,29 @@ export const readerRoutes: FastifyPluginAsync<ReaderRoutesOptions> = async (app,
     return layer;
   });
 
+  /**
+   * The PDF, as the book's download mode says: the whole document, or the page
+   * (`single`) or spread (`spread`) the reader shows, given as `?page=`
+   * (default 1); protected by the download password when one is set.
+   */
   app.get('/read/:randomId/download', ROUTE, async (request, reply) => {
     const result = await gate(request, 'download');
     if (!result.ok) return refuseHtml(request, reply, result);
     const { book } = result;
+    const asked = (request.query as { page?: string }).page;
+    const pages = downloadPages(book, asked === undefined ? 1 : /^\d{1,6}$/.test(asked) ? Number(asked) : Number.NaN);
+    if (pages === 'no_such_page') return notice(request, reply, 400, 'No such page', `This flipbook has pages 1 to ${book.row.pageCount}.`, book.row.name);
     const pdf = await service.openPdf(book);
     if (!pdf) return notice(request, reply, 404, 'Download not available', 'This flipbook cannot be downloaded.', book.row.name);
-    let body = pdf.body;
-    let size = pdf.size;
-    if (book.row.pdfPassword) {
+    let { body, size, filename } = pdf;
+    if (pages) filename = filename.replace(/\.pdf$/, pages[0] === pages[1] ? ` - page ${pages[0]}.pdf` : ` - pages ${pages[0]}-${pages[1]}.pdf`);
+    if (book.row.pdfPassword || pages) {
       try {
-        ({ body, size } = await encryptPdf(pdf.body, book.row.pdfPassword, { sourcePassword: book.row.sourcePassword, qpdf: options.qpdf }));
+        ({ body, size } = await prepareDownload(pdf.body, { password: book.row.pdfPassword, sourcePassword: book.row.sourcePassword, pages, qpdf: options.qpdf }));
       } catch (error) {
         pdf.body.destroy();
         if (error instanceof QpdfMissingError) {
-          request.log.error({ err: error }, 'password-protected download needs qpdf');
+          request.log.error({ err: error }, 'page-range and password-protected downloads need qpdf');
           return notice(request, reply, 503, 'Download unavailable', 'The download cannot be prepared right now. Please try again later.', book.row.name);
         }
         throw error;
@@ -219,7 +227,7 @@ export const readerRoutes: FastifyPluginAsync<ReaderRoutesOptions> = async (app,
     }
     reply
       .header('content-type', 'application/pdf')
-      .header('content-disposition', contentDisposition(pdf.filename))
+      .header('content-disposition', contentDisposition(filename))
       .header('cache-control', 'private, no-store')
       .header('x-robots-tag', 'noindex');
     if (size !== null) reply.header('content-length', String(size));

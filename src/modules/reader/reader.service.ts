@@ -351,7 +351,7 @@ export class ReaderService {
     return { query, total: numbers.length, offset, pages, hits };
   }
 
-  /** The book's PDF as stored (downloadable books only); encryption is the caller's (pdf-encrypt.ts). */
+  /** The book's PDF as stored (downloadable books only); page ranges and encryption are the caller's (pdf-download.ts). */
   async openPdf(book: ReaderBook): Promise<PdfDownload | null> {
     if (!book.settings.downloadable || !book.row.pdfKey) return null;
     const object = await this.storage.get(book.row.pdfKey);
@@ -359,3 +359,20 @@ export class ReaderService {
     return { body: object.body, size: object.info.size, filename: safeFilename(book.row.name) };
   }
 }
+
+/**
+ * The pages a download offers when the reader is at `page`, by the book's
+ * download mode: null for the whole document (`full`, the default); the page
+ * for `single`; for `spread`, the spread as the reader lays it out (the cover
+ * alone, then 2-3, 4-5, …). Null when `page` is not one of the book's pages.
+ */
+export function downloadPages(book: Pick<ReaderBook, 'row' | 'settings'>, page: number): [number, number] | null | 'no_such_page' {
+  const mode = book.settings.download_mode ?? 'full';
+  if (mode === 'full') return null;
+  const count = book.row.pageCount;
+  if (!Number.isInteger(page) || page < 1 || page > count) return 'no_such_page';
+  if (mode === 'single' || page === 1) return [page, page];
+  const left = page - (page % 2);
+  return [left, Math.min(count, left + 1)];
+}
+

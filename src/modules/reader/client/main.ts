@@ -66,9 +66,14 @@ function start(): void {
   const label = (visible: number[]): string =>
     visible.length > 1 ? `Pages ${visible[0]}–${visible[visible.length - 1]} of ${total}` : `Page ${visible[0] ?? current} of ${total}`;
 
-  /** Everything that follows the current page: the page field, buttons, URL, announcement. */
+  // The download offers the page or spread shown when the book's download mode says so (the server decides).
+  const downloadLink = document.querySelector<HTMLAnchorElement>('#download');
+  const downloadBase = downloadLink?.getAttribute('href') ?? null;
+
+  /** Everything that follows the current page: the page field, buttons, download, URL, announcement. */
   const changed = (announce: boolean): void => {
     const visible = view?.visible() ?? [current];
+    if (downloadLink && downloadBase) downloadLink.setAttribute('href', `${downloadBase}?page=${visible[0] ?? current}`);
     input.value = String(current);
     root.dataset.page = String(current);
     root.dataset.visible = visible.join(',');

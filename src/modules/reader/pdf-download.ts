@@ -1,7 +1,12 @@
 /**
- * Password-protects a PDF for download with qpdf (AES-256), run as a child
- * process on temporary files. The passwords travel in an argument file
- * (qpdf's @file), never on the command line where `ps` would show them.
+ * The PDF a reader downloads, made by qpdf (run as a child process on
+ * temporary files) when it is not the stored file as it is:
+ * - a page range: the page or spread shown, for books whose download mode is
+ *   `single` or `spread` (bulk settings' `downloadable_pdf`);
+ * - a download password: AES-256, the same password opening and owning it.
+ * The passwords travel in an argument file (qpdf's @file), never on the
+ * command line where `ps` would show them; a password with a line break
+ * (which an argument file cannot hold) is refused rather than exposed.
  * Needs the qpdf binary (Debian: apt-get install qpdf).
  */
 import { spawn } from 'node:child_process';
@@ -48,16 +53,25 @@ function run(command: string, args: string[], timeoutMs: number): Promise<{ code
   });
 }
 
+export interface DownloadOptions {
+  /** Opens a stored PDF that is itself encrypted. */
+  sourcePassword?: string | null;
+  /** Protects the download (user and owner password alike, AES-256). */
+  password?: string | null;
+  /** Only these pages, first to last (1-based, inclusive). */
+  pages?: [number, number] | null;
+  qpdf?: string;
+  timeoutMs?: number;
+}
+
 /**
- * A copy of `input` that opens only with `password` (user and owner password
- * alike, AES-256). `sourcePassword` opens an input that is itself encrypted.
+ * A copy of `input` with only `pages` and protected by `password`, as asked.
  * The returned stream removes its temporary files when it closes.
  */
-export async function encryptPdf(
-  input: Readable,
-  password: string,
-  options: { sourcePassword?: string | null; qpdf?: string; timeoutMs?: number } = {},
-): Promise<{ body: Readable; size: number }> {
+export async function prepareDownload(input: Readable, options: DownloadOptions): Promise<{ body: Readable; size: number }> {
+  if ([options.password, options.sourcePassword].some((p) => p && /[\r\n]/.test(p))) {
+    throw new Error('A password with a line break cannot be passed to qpdf without showing it on its command line.');
+  }
   const release = await slot();
   const dir = await mkdtemp(path.join(os.tmpdir(), 'flipbook-pdf-'));
   const cleanup = () => rm(dir, { recursive: true, force: true }).catch(() => undefined);
@@ -67,18 +81,13 @@ export async function encryptPdf(
     await pipeline(input, createWriteStream(source, { mode: 0o600 }));
     const args = [
       ...(options.sourcePassword ? [`--password=${options.sourcePassword}`] : []),
-      '--encrypt', password, password, '256', '--',
+      ...(options.password ? ['--encrypt', options.password, options.password, '256', '--'] : []),
+      ...(options.pages ? ['--pages', '.', `${options.pages[0]}-${options.pages[1]}`, '--'] : []),
       source, target,
     ];
-    let argv: string[];
-    if (args.some((a) => /[\r\n]/.test(a))) {
-      argv = args; // an argument file holds one argument per line
-    } else {
-      const argsFile = path.join(dir, 'args');
-      await writeFile(argsFile, `${args.join('\n')}\n`, { mode: 0o600 });
-      argv = [`@${argsFile}`];
-    }
-    const result = await run(options.qpdf ?? 'qpdf', argv, options.timeoutMs ?? 120_000);
+    const argsFile = path.join(dir, 'args');
+    await writeFile(argsFile, `${args.join('\n')}\n`, { mode: 0o600 });
+    const result = await run(options.qpdf ?? 'qpdf', [`@${argsFile}`], options.timeoutMs ?? 120_000);
     // 0: success; 3: success with warnings (a slightly damaged input).
     if (result.code !== 0 && result.code !== 3) throw new Error(`qpdf failed (exit ${result.code}): ${result.stderr.trim()}`);
     const { size } = await stat(target);

@@ -391,6 +391,10 @@ describe('bulk settings', () => {
       await waitForBulk(svc, ws, clear.body.data.id);
       assert.equal((await svc.runtime.database.db.select().from(subscribers).where(eq(subscribers.bookId, a.id))).length, 0);
       assert.equal((await getBook(svc, ws, a.randomId)).settings.eod_enabled, false);
+      // One flipbook.updated per applied item, the list's flag change included (none of its own).
+      const events = await svc.runtime.database.db.select().from(domainEvents)
+        .where(and(eq(domainEvents.workspaceId, ws.id), eq(domainEvents.type, 'flipbook.updated'), sql`${domainEvents.payload}->>'book_id' = ${a.randomId}`));
+      assert.deepEqual(events.map((e) => e.payload.bulk_settings_batch_id).sort(), [set.body.data.id, keep.body.data.id, clear.body.data.id].sort());
     });
   });
 

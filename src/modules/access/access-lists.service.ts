@@ -60,10 +60,11 @@ function toEmbedDomain(row: EmbedDomainRow): EmbedDomainRecord {
 
 /**
  * Re-derives a book's list flags after a list change and stores them with a
- * new settings revision when they moved. The caller's transaction must
- * already hold the book row (lockBook).
+ * new settings revision when they moved, with a `flipbook.updated` event
+ * unless the caller records one for its whole change (`callerRecordsEvent`).
+ * The caller's transaction must already hold the book row (lockBook).
  */
-async function refreshFlags(tx: DbOrTx, book: BookRow): Promise<ListFlags> {
+async function refreshFlags(tx: DbOrTx, book: BookRow, options: ListWriteOptions = {}): Promise<ListFlags> {
   const [[accessCount], [domainCount]] = await Promise.all([
     tx.select({ n: count() }).from(subscribers).where(eq(subscribers.bookId, book.id)),
     tx.select({ n: count() }).from(embedDomains).where(eq(embedDomains.bookId, book.id)),
@@ -76,9 +77,16 @@ async function refreshFlags(tx: DbOrTx, book: BookRow): Promise<ListFlags> {
       .update(books)
       .set({ settings, settingsRevision: settingsRevision({ ...book, settings }), updatedAt: new Date() })
       .where(eq(books.id, book.id));
-    await recordEvent(tx, book.workspaceId, 'flipbook.updated', { book_id: book.randomId, fields: Object.keys(flags).filter((k) => current[k as keyof ListFlags] !== flags[k as keyof ListFlags]) });
+    if (!options.callerRecordsEvent) {
+      await recordEvent(tx, book.workspaceId, 'flipbook.updated', { book_id: book.randomId, fields: Object.keys(flags).filter((k) => current[k as keyof ListFlags] !== flags[k as keyof ListFlags]) });
+    }
   }
   return flags;
+}
+
+export interface ListWriteOptions {
+  /** The caller records one `flipbook.updated` for its whole change (a bulk settings item), so the list change adds none. */
+  callerRecordsEvent?: boolean;
 }
 
 async function lockBook(tx: DbOrTx, target: BookTarget): Promise<BookRow> {
@@ -93,19 +101,19 @@ async function lockBook(tx: DbOrTx, target: BookTarget): Promise<BookRow> {
  * locks the book row and updates its settings and revision: re-read the
  * book afterwards.
  */
-export async function replaceAccessList(tx: DbOrTx, target: BookTarget, entries: readonly string[]): Promise<ListFlags> {
+export async function replaceAccessList(tx: DbOrTx, target: BookTarget, entries: readonly string[], options: ListWriteOptions = {}): Promise<ListFlags> {
   const parsed = parseEntries(entries, 'eod_lists');
   const book = await lockBook(tx, target);
   await tx.delete(subscribers).where(eq(subscribers.bookId, book.id));
   if (parsed.length > 0) {
     await tx.insert(subscribers).values(parsed.map((e) => ({ workspaceId: book.workspaceId, bookId: book.id, type: e.type, value: e.value }))).onConflictDoNothing();
   }
-  return refreshFlags(tx, book);
+  return refreshFlags(tx, book, options);
 }
 
 /** Empties a book's access list (bulk `eod_enabled: false`); same contract as replaceAccessList. */
-export async function clearAccessList(tx: DbOrTx, target: BookTarget): Promise<ListFlags> {
-  return replaceAccessList(tx, target, []);
+export async function clearAccessList(tx: DbOrTx, target: BookTarget, options: ListWriteOptions = {}): Promise<ListFlags> {
+  return replaceAccessList(tx, target, [], options);
 }
 
 function parseEntries(entries: readonly string[], field: string): AccessEntry[] {

@@ -31,10 +31,13 @@ import { bulkSettingsBatches, bulkSettingsItems, type BulkBatchRow, type BulkIte
  * the access area (src/modules/access/access-lists.service.ts); entries are
  * e-mail addresses or domains, refused with ERRORS.validation when invalid.
  */
+/** The access area's list writes; the item records its one `flipbook.updated` itself (callerRecordsEvent). */
 export interface AccessListWriter {
-  replace(tx: DbOrTx, ref: { workspaceId: number; bookId: number }, entries: string[]): Promise<unknown>;
-  clear(tx: DbOrTx, ref: { workspaceId: number; bookId: number }): Promise<unknown>;
+  replace(tx: DbOrTx, ref: { workspaceId: number; bookId: number }, entries: string[], options: { callerRecordsEvent: true }): Promise<unknown>;
+  clear(tx: DbOrTx, ref: { workspaceId: number; bookId: number }, options: { callerRecordsEvent: true }): Promise<unknown>;
 }
+
+const ONE_EVENT = { callerRecordsEvent: true } as const;
 
 /** Bulk field → the update body's setting field it maps onto (the rest are handled apart). */
 const BULK_TO_SETTING = {
@@ -464,12 +467,12 @@ export class BulkSettingsService {
   /** eod_lists replaces the list; eod_enabled false clears it; eod_enabled true alone needs a list to keep. */
   private async applyAccessList(tx: DbOrTx, ref: { workspaceId: number; bookId: number }, settings: BulkSettingsInput): Promise<void> {
     if (settings.eod_lists !== undefined) {
-      if (settings.eod_lists.length === 0) await this.accessLists.clear(tx, ref);
-      else await this.accessLists.replace(tx, ref, settings.eod_lists.map((e) => e.trim()));
+      if (settings.eod_lists.length === 0) await this.accessLists.clear(tx, ref, ONE_EVENT);
+      else await this.accessLists.replace(tx, ref, settings.eod_lists.map((e) => e.trim()), ONE_EVENT);
       return;
     }
     if (settings.eod_enabled === false) {
-      await this.accessLists.clear(tx, ref);
+      await this.accessLists.clear(tx, ref, ONE_EVENT);
     } else if (settings.eod_enabled === true) {
       const [entry] = await tx.select({ id: subscribers.id }).from(subscribers).where(eq(subscribers.bookId, ref.bookId)).limit(1);
       if (!entry) throw new ItemFailure('access_list_empty', 'eod_enabled true keeps the book\'s access list, but the book has none: send eod_lists to give it one.');

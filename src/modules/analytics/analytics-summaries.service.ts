@@ -13,7 +13,8 @@
 import { sql, type SQL } from 'drizzle-orm';
 import { ERRORS } from '../../platform/errors.ts';
 import type { BookRow } from '../books/books.tables.ts';
-import { filterConditions, iso, num, score, seconds, type AnalyticsFilter, type AnalyticsReader } from './analytics-sql.ts';
+import { filterConditions, iso, num, rowsOf, score, seconds, type AnalyticsFilter, type AnalyticsReader } from './analytics-sql.ts';
+import { histogramMedian, hllCount, type PageRollups, type PageTotals } from './page-rollups.ts';
 
 export interface PageSummary {
   id: number;
@@ -87,13 +88,34 @@ interface ReaderCursor {
 
 export class AnalyticsSummariesService {
   private readonly reader: AnalyticsReader;
+  private readonly rollups: PageRollups | undefined;
+  private readonly exactMaxSegments: number;
 
-  constructor(reader: AnalyticsReader) {
+  constructor(reader: AnalyticsReader, options: { rollups?: PageRollups; exactMaxSegments?: number } = {}) {
     this.reader = reader;
+    this.rollups = options.rollups;
+    this.exactMaxSegments = options.exactMaxSegments ?? Number.POSITIVE_INFINITY;
   }
 
-  /** One summary per page of the book (pages nobody read included, with zeros). Medians are exact (percentile_cont). */
+  /**
+   * One summary per page of the book (pages nobody read included, with
+   * zeros). Exact (percentile_cont, count distinct) while the range holds up
+   * to exactMaxSegments segments or a reader, session or tracked-link filter
+   * is given; above that, from the day rollups (page-rollups.ts): counts and
+   * sums still exact, median within 1.1 %, unique_readers a HyperLogLog
+   * estimate (standard error 2.3 %).
+   */
   async pagePerformance(book: BookRow, f: AnalyticsFilter): Promise<PageSummary[]> {
+    const rollups = this.rollups;
+    if (rollups && f.viewerId === undefined && f.trackedLinkId === undefined && f.sessionId === undefined) {
+      const pages = await this.reader.read(async (tx) => {
+        const totals = await rollups.pageTotals(async (query) => rowsOf(await tx.execute(query)), f.bookId, f.range, f.pageNumber);
+        let segmentCount = 0;
+        for (const t of totals?.values() ?? []) segmentCount += t.segments;
+        return totals && segmentCount > this.exactMaxSegments ? totals : null;
+      });
+      if (pages) return this.pageSummariesFromTotals(book, f, pages);
+    }
     const rows = await this.reader.rows<Record<string, unknown>>(sql`
       with s as (${segments(f)}),
       per_page as (
@@ -120,6 +142,28 @@ export class AnalyticsSummariesService {
         avg_active_ms_per_reader: perReader, avg_active_seconds_per_reader: seconds(perReader),
         avg_active_ms_per_segment: perSegment, avg_active_seconds_per_segment: seconds(perSegment),
         median_active_ms_per_segment: Math.round(median), median_active_seconds_per_segment: median / 1000,
+        total_segments: segs,
+      };
+    });
+  }
+
+  private pageSummariesFromTotals(book: BookRow, f: AnalyticsFilter, pages: Map<number, PageTotals>): PageSummary[] {
+    const last = Math.max(book.pageCount, ...pages.keys());
+    const numbers = f.pageNumber !== undefined ? (f.pageNumber <= last ? [f.pageNumber] : []) : Array.from({ length: last }, (_, i) => i + 1);
+    return numbers.map((n) => {
+      const t = pages.get(n);
+      const total = t?.totalMs ?? 0;
+      const segs = t?.segments ?? 0;
+      const readers = t && segs > 0 ? hllCount(t.readers) : 0;
+      const median = t ? histogramMedian(t.histogram, segs) : 0;
+      const perReader = Math.round(div(total, readers));
+      const perSegment = Math.round(div(total, segs));
+      return {
+        id: n, book_id: book.randomId, page_number: n, unique_readers: readers,
+        total_active_ms: total, total_active_seconds: seconds(total),
+        avg_active_ms_per_reader: perReader, avg_active_seconds_per_reader: seconds(perReader),
+        avg_active_ms_per_segment: perSegment, avg_active_seconds_per_segment: seconds(perSegment),
+        median_active_ms_per_segment: Math.round(median), median_active_seconds_per_segment: Math.round(median) / 1000,
         total_segments: segs,
       };
     });

@@ -233,6 +233,8 @@ export class AnalyticsSummariesService {
    * readers by viewer_id; with includeAnonymous, each anonymous visit too.
    * `recent` sorts by last visit, `engagement` by the average engagement
    * score of the reader's visits; both newest/highest first, then by key.
+   * The distinct pages (an unnest of every visit's pages) and the email are
+   * computed for the page of readers answered only, not for every reader.
    */
   async readers(
     book: BookRow, f: AnalyticsFilter, options: { includeAnonymous: boolean; sort: ReaderSort; cursor?: string | undefined; limit: number },
@@ -248,11 +250,13 @@ export class AnalyticsSummariesService {
                    count(*) as visits, sum(w.clicks) as clicks, sum(w.active_ms)::float8 as active_ms, sum(w.duration_seconds) as duration,
                    avg(w.engagement_score)::float8 as engagement, min(w.recorded_at) as first_at, max(w.recorded_at) as last_at
             from w group by 1),
-      p as (select coalesce(w.viewer_id::bigint, -w.id) as k, count(distinct page) as pages from w, unnest(w.pages_seen) as page group by 1)
+      top as (select r.* from r ${cursor ? sql`where (${sortKey}, r.k) < (${cursor.v}${cast}, ${cursor.k})` : sql``}
+              order by ${sortKey} desc, r.k desc limit ${options.limit + 1}),
+      p as (select coalesce(w.viewer_id::bigint, -w.id) as k, count(distinct page) as pages
+            from w join top on top.k = coalesce(w.viewer_id::bigint, -w.id), unnest(w.pages_seen) as page group by 1)
       select r.*, coalesce(p.pages, 0) as pages, v.email as viewer_email
-      from r left join p using (k) left join viewers v on v.id = r.viewer_id
-      ${cursor ? sql`where (${sortKey}, r.k) < (${cursor.v}${cast}, ${cursor.k})` : sql``}
-      order by ${sortKey} desc, r.k desc limit ${options.limit + 1}`);
+      from top r left join p using (k) left join viewers v on v.id = r.viewer_id
+      order by ${sortKey} desc, r.k desc`);
     const hasMore = rows.length > options.limit;
     const kept = hasMore ? rows.slice(0, options.limit) : rows;
     const last = kept[kept.length - 1];

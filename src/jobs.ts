@@ -11,6 +11,7 @@ import { bulkSettingsJob } from './modules/books/bulk-settings.job.ts';
 import { renderBookJob } from './modules/content/render-book.job.ts';
 import { catalogItemsSource } from './modules/content/catalog-items-source.ts';
 import { catalogJobs } from './modules/catalogs/catalogs.jobs.ts';
+import { analyticsRollupJob } from './modules/analytics/analytics.jobs.ts';
 import { connectorJobs } from './modules/connector/connector.jobs.ts';
 import { webhookRetentionJob } from './modules/webhooks/webhooks.jobs.ts';
 import { renderWorkerPool } from './modules/conversion/render-worker-pool.ts';
@@ -45,5 +46,6 @@ export function createJobDefinitions(deps: { database: Database; storage: Storag
     ...catalogJobs(deps.services.catalogs, { resyncIntervalMinutes: config.CATALOG_RESYNC_INTERVAL_MINUTES }),
     ...connectorJobs(deps.services.connector),
     webhookRetentionJob(deps.services.webhooks, config.WEBHOOK_DELIVERY_RETENTION_DAYS),
+    analyticsRollupJob(deps.services.analytics.rollups),
   ] as JobDefinition[];
 }

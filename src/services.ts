@@ -92,6 +92,9 @@ export function createServices(deps: { database: Database; storage: Storage; que
 }
 
 function analyticsServices(database: Database, config: Readonly<Config>): Pick<Services, 'analytics' | 'exports'> {
-  const analytics = new AnalyticsQueriesService({ db: database.db, statementTimeoutMs: config.ANALYTICS_STATEMENT_TIMEOUT_MS });
+  const analytics = new AnalyticsQueriesService({
+    db: database.db, statementTimeoutMs: config.ANALYTICS_STATEMENT_TIMEOUT_MS,
+    exactMaxSegments: config.ANALYTICS_EXACT_MAX_SEGMENTS, rollupSettleMs: config.ANALYTICS_ROLLUP_SETTLE_SECONDS * 1000,
+  });
   return { analytics, exports: new ExportsService({ analytics, batchRows: config.EXPORT_BATCH_ROWS }) };
 }

@@ -14,6 +14,7 @@ import { AnalyticsEventsService, type PageQuery } from './analytics-events.servi
 import { AnalyticsReader, type AnalyticsFilter } from './analytics-sql.ts';
 import { AnalyticsSummariesService, type ReaderSort } from './analytics-summaries.service.ts';
 import { parseDateRange } from './date-range.ts';
+import { PageRollups } from './page-rollups.ts';
 
 export interface Caller {
   workspaceId: number;
@@ -40,12 +41,15 @@ export class AnalyticsQueriesService {
   private readonly db: Db;
   readonly events: AnalyticsEventsService;
   readonly summaries: AnalyticsSummariesService;
+  /** The page-segment day rollups (kept by the analytics.rollup job). */
+  readonly rollups: PageRollups;
 
-  constructor(deps: { db: Db; statementTimeoutMs: number }) {
+  constructor(deps: { db: Db; statementTimeoutMs: number; exactMaxSegments?: number; rollupSettleMs?: number }) {
     this.db = deps.db;
     const reader = new AnalyticsReader(deps);
+    this.rollups = new PageRollups({ db: deps.db, settleMs: deps.rollupSettleMs });
     this.events = new AnalyticsEventsService(reader);
-    this.summaries = new AnalyticsSummariesService(reader);
+    this.summaries = new AnalyticsSummariesService(reader, { rollups: this.rollups, exactMaxSegments: deps.exactMaxSegments ?? 200_000 });
   }
 
   /** The book and the filter of a query; the date is checked before the book is looked up. */

@@ -82,7 +82,10 @@ export const analyticsRoutes: FastifyPluginAsyncTypebox<{ analytics: AnalyticsQu
       operationId: 'getPagePerformance', tags, summary: 'Engagement per page, all readers',
       description:
         'One page summary per page of the book (pages nobody read included, with zeros), from `page_segment_completed` events: a reader is an identified viewer, ' +
-        'or an anonymous visit. Medians are exact. The totals equal the sum of reader-pages rows for identified readers and the page-performance export of the same filter.' + FILTERS,
+        'or an anonymous visit. Segment counts and active-time totals are always exact; they equal the sum of reader-pages rows for identified readers and the page-performance export of the same filter. ' +
+        'Medians and `unique_readers` are exact while the range holds up to 200,000 page segments (ANALYTICS_EXACT_MAX_SEGMENTS) or a `viewer_id`, `session_id` or `tracked_link_id` filter is given; ' +
+        'above that they come from per-day rollups: the median within 1.1 % (log histogram), `unique_readers` a HyperLogLog estimate (standard error 2.3 %). ' +
+        'Events of the last minutes and partial days of a range in another time zone are always counted (read from the raw events).' + FILTERS,
       querystring: PagePerformanceQuery, response: { ...ANALYTICS_ERRORS, 200: whole(ref('PageSummary'), examples.page) },
     },
     config,

@@ -117,16 +117,16 @@ export const PageSummary = Type.Object({
   id: Type.Integer({ description: 'The page number (one summary per page).' }),
   book_id: Type.String(),
   page_number: Type.Integer(),
-  unique_readers: Type.Integer({ description: 'Identified readers plus anonymous visits that spent time on the page.' }),
+  unique_readers: Type.Integer({ description: 'Identified readers plus anonymous visits that spent time on the page. Exact up to ANALYTICS_EXACT_MAX_SEGMENTS segments in the range (or with a reader, session or tracked-link filter); above, a HyperLogLog estimate (standard error 2.3 %).' }),
   total_active_ms: Type.Integer(),
   avg_active_ms_per_reader: Type.Integer(),
   avg_active_ms_per_segment: Type.Integer(),
-  median_active_ms_per_segment: Type.Integer({ description: 'Exact median, rounded to the millisecond.' }),
+  median_active_ms_per_segment: Type.Integer({ description: 'Median, rounded to the millisecond: exact up to ANALYTICS_EXACT_MAX_SEGMENTS segments in the range (or with a reader, session or tracked-link filter); above, from a log histogram, within 1.1 %.' }),
   total_segments: Type.Integer(),
   total_active_seconds: Type.Number(),
   avg_active_seconds_per_reader: Type.Number(),
   avg_active_seconds_per_segment: Type.Number(),
-  median_active_seconds_per_segment: Type.Number({ description: 'Exact median in seconds (a median of an even count is the mean of the middle two).' }),
+  median_active_seconds_per_segment: Type.Number({ description: 'The median in seconds (an exact median of an even count is the mean of the middle two); approximate like median_active_ms_per_segment.' }),
 }, { $id: 'PageSummary', title: 'Page summary' });
 
 export const ReaderPageSummary = Type.Object({

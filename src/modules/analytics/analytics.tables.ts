@@ -13,7 +13,7 @@
  * partitioning; the primary key then becomes (id, occurred_at)): old months
  * can be detached and archived without touching current ones.
  */
-import { bigint, boolean, doublePrecision, index, integer, jsonb, pgTable, real, text, uniqueIndex } from 'drizzle-orm/pg-core';
+import { bigint, boolean, date, doublePrecision, index, integer, jsonb, pgTable, primaryKey, real, text, uniqueIndex } from 'drizzle-orm/pg-core';
 import { books } from '../books/books.tables.ts';
 import { workspaces } from '../workspaces/workspaces.tables.ts';
 import { instant } from '../../platform/db/columns.ts';
@@ -133,6 +133,31 @@ export const auditEvents = pgTable('audit_events', {
   index('audit_events_book_time_idx').on(t.bookId, t.occurredAt),
   index('audit_events_book_viewer_idx').on(t.bookId, t.viewerId, t.occurredAt),
 ]);
+
+/**
+ * The page segments of one book, page and UTC day, summed by the rollup job
+ * (page-rollups.ts) so page-performance reads a few thousand rows instead of
+ * millions: counts and sums are exact; `histogram` (active_ms bin → count,
+ * bins 2.2 % wide) gives the median within 1.1 %, `readers` (a HyperLogLog
+ * sketch of the reader keys, 2,048 registers, base64) the unique readers
+ * within a few percent. Only events up to the watermark are in it.
+ */
+export const pageDayRollups = pgTable('page_day_rollups', {
+  bookId: integer('book_id').notNull().references(() => books.id, { onDelete: 'cascade' }),
+  day: date('day', { mode: 'string' }).notNull(),
+  pageNumber: integer('page_number').notNull(),
+  segments: bigint('segments', { mode: 'number' }).notNull(),
+  totalMs: bigint('total_ms', { mode: 'number' }).notNull(),
+  histogram: jsonb('histogram').$type<Record<string, number>>().notNull(),
+  readers: text('readers').notNull(),
+}, (t) => [primaryKey({ columns: [t.bookId, t.day, t.pageNumber] })]);
+
+/** How far each rollup has read interaction_events (by id): rows above the watermark are read raw by the queries. */
+export const analyticsRollupState = pgTable('analytics_rollup_state', {
+  name: text('name').primaryKey(),
+  watermark: bigint('watermark', { mode: 'number' }).notNull().default(0),
+  updatedAt: instant('updated_at').notNull().defaultNow(),
+});
 
 /** Lead form submissions, for the leads export. */
 export const leads = pgTable('leads', {

@@ -3,8 +3,8 @@
  * the same filters, walked in batches of EXPORT_BATCH_ROWS (keyset pages,
  * each batch its own short statement, so the whole result is never in
  * memory and one connection is never held for the whole download; works
- * alike on PGlite and PostgreSQL). A client that disconnects stops the
- * walk after the batch being read.
+ * alike on PGlite and PostgreSQL). Each batch is one CSV chunk (csvStream);
+ * a client that disconnects stops the walk after the batch being read.
  *
  * The book and filters are checked before the first byte is sent, so a
  * wrong book or date answers a JSON error, not a broken file. Timestamps
@@ -58,7 +58,7 @@ export class ExportsService {
   }
 
   /** Counts the walk as active while it runs, however it ends. */
-  private async *tracked(rows: AsyncGenerator<Cell[]>): AsyncGenerator<Cell[]> {
+  private async *tracked(rows: AsyncGenerator<Cell[][]>): AsyncGenerator<Cell[][]> {
     this.active++;
     try {
       yield* rows;
@@ -68,17 +68,17 @@ export class ExportsService {
   }
 
   /** Walks a keyset-paginated read batch after batch. */
-  private async *pages<T>(read: (page: PageQuery) => Promise<Page<T>>, toCells: (row: T) => Cell[]): AsyncGenerator<Cell[]> {
+  private async *pages<T>(read: (page: PageQuery) => Promise<Page<T>>, toCells: (row: T) => Cell[]): AsyncGenerator<Cell[][]> {
     let cursor: string | undefined;
     do {
       const page = await read({ cursor, limit: this.batchRows });
       this.batchesRead++;
-      for (const row of page.data) yield toCells(row);
+      yield page.data.map(toCells);
       cursor = page.meta.next_cursor ?? undefined;
     } while (cursor);
   }
 
-  private make(book: BookRow, kind: string, q: ExportQuery, columns: readonly string[], rows: () => AsyncGenerator<Cell[]>): CsvExport {
+  private make(book: BookRow, kind: string, q: ExportQuery, columns: readonly string[], rows: () => AsyncGenerator<Cell[][]>): CsvExport {
     return { filename: this.filename(book, kind, q.date), columns, rows: () => this.tracked(rows()) };
   }
 
@@ -89,9 +89,7 @@ export class ExportsService {
     return this.make(book, 'analytics', q, EXPORT_COLUMNS.analytics, async function* () {
       const days = await summaries.daily(filter);
       batches();
-      for (const d of days) {
-        yield [d.day as string, num(d.visits), num(d.impressions), num(d.reads), num(d.clicks), num(d.readers), num(d.identified_readers), num(d.pages_viewed), num(d.duration_seconds), score(d.engagement)];
-      }
+      yield days.map((d): Cell[] => [d.day as string, num(d.visits), num(d.impressions), num(d.reads), num(d.clicks), num(d.readers), num(d.identified_readers), num(d.pages_viewed), num(d.duration_seconds), score(d.engagement)]);
     });
   }
 
@@ -134,10 +132,8 @@ export class ExportsService {
     return this.make(book, 'page-performance', q, EXPORT_COLUMNS.pages, async function* () {
       const pages = await summaries.pagePerformance(book, filter);
       batches();
-      for (const p of pages) {
-        yield [p.page_number, p.unique_readers, p.total_segments, p.total_active_ms, p.total_active_seconds, p.avg_active_ms_per_reader, p.avg_active_seconds_per_reader,
-          p.avg_active_ms_per_segment, p.avg_active_seconds_per_segment, p.median_active_ms_per_segment, p.median_active_seconds_per_segment];
-      }
+      yield pages.map((p): Cell[] => [p.page_number, p.unique_readers, p.total_segments, p.total_active_ms, p.total_active_seconds, p.avg_active_ms_per_reader, p.avg_active_seconds_per_reader,
+          p.avg_active_ms_per_segment, p.avg_active_seconds_per_segment, p.median_active_ms_per_segment, p.median_active_seconds_per_segment]);
     });
   }
 
@@ -146,15 +142,13 @@ export class ExportsService {
     return this.make(book, 'reader-pages', q, EXPORT_COLUMNS.readerPages, () => this.readerPageRows(book, filter));
   }
 
-  private async *readerPageRows(book: BookRow, filter: AnalyticsFilter): AsyncGenerator<Cell[]> {
+  private async *readerPageRows(book: BookRow, filter: AnalyticsFilter): AsyncGenerator<Cell[][]> {
     let after: [number, number] | undefined;
     for (;;) {
       const rows = await this.analytics.summaries.readerPages(book, filter, { after, limit: this.batchRows });
       this.batchesRead++;
-      for (const r of rows) {
-        yield [r.viewer_id, safeText(r.viewer_email), r.page_number, r.segments, r.total_active_ms, r.total_active_seconds, r.avg_active_ms_per_segment,
-          r.avg_active_seconds_per_segment, r.first_viewed_at, r.last_viewed_at];
-      }
+      yield rows.map((r): Cell[] => [r.viewer_id, safeText(r.viewer_email), r.page_number, r.segments, r.total_active_ms, r.total_active_seconds, r.avg_active_ms_per_segment,
+          r.avg_active_seconds_per_segment, r.first_viewed_at, r.last_viewed_at]);
       const last = rows[rows.length - 1];
       if (!last || rows.length < this.batchRows) return;
       after = [last.viewer_id, last.page_number];

@@ -66,6 +66,8 @@ export const EnvSchema = Type.Object({
   CATALOG_RESYNC_INTERVAL_MINUTES: Type.Integer({ minimum: 0, default: 0, description: 'Re-import every catalog feed this often (minutes); 0 turns the scheduled re-sync off.' }),
   SHOPIFY_CLIENT_SECRET: Type.String({ default: '', description: 'Client secret of the Shopify app: connector requests carry X-Shopify-Hmac-Sha256, the HMAC-SHA256 of the raw body with it. Empty: the connector operations answer 403.' }),
   ANALYTICS_STATEMENT_TIMEOUT_MS: Type.Integer({ minimum: 0, default: 15_000, description: 'Longest one analytics or export statement may run before it is stopped (503); 0 disables.' }),
+  ANALYTICS_EXACT_MAX_SEGMENTS: Type.Integer({ minimum: 0, default: 200_000, description: 'page-performance answers exact medians and unique readers from the raw events up to this many page segments in the range; above it, from the day rollups (median within 1.1 %, unique readers by HyperLogLog, standard error 2.3 %).' }),
+  ANALYTICS_ROLLUP_SETTLE_SECONDS: Type.Integer({ minimum: 0, default: 10, description: 'Interaction events younger than this wait for the next analytics rollup run (a transaction still inserting lower ids is not skipped); the queries read them raw meanwhile.' }),
   EXPORT_BATCH_ROWS: Type.Integer({ minimum: 10, maximum: 100_000, default: 5000, description: 'Rows a CSV export reads from the database per batch.' }),
 });
 

@@ -1,0 +1,27 @@
+/**
+ * `analytics.rollup`: every minute, folds the interaction events that arrived
+ * since the last run into the page-segment day rollups (page-rollups.ts).
+ * Safe to run again or on several workers: each batch and its watermark are
+ * written in one transaction under a row lock.
+ */
+import { Type } from 'typebox';
+import { defineJob } from '../../platform/jobs/queue.ts';
+import type { PageRollups } from './page-rollups.ts';
+
+declare module '../../platform/jobs/queue.ts' {
+  interface JobPayloads {
+    'analytics.rollup': Record<string, never>;
+  }
+}
+
+export function analyticsRollupJob(rollups: PageRollups) {
+  return defineJob({
+    name: 'analytics.rollup',
+    version: 1,
+    schema: Type.Object({}),
+    retryLimit: 0,
+    cron: '* * * * *',
+    // A bounded run (200 batches of 50,000 events); the next minute goes on from the watermark.
+    handle: async () => ({ events: await rollups.catchUp(200) }),
+  });
+}

@@ -39,7 +39,9 @@ const healthy = await startReceiver((r) => {
 const slow = await startReceiver(() => ({ status: 200, body: 'ok', delayMs: slowMs }));
 const failing = await startReceiver(() => ({ status: 500, body: 'down' }));
 
-const child = spawn(process.execPath, [path.join(import.meta.dirname, 'webhooks-server.ts')], { stdio: ['pipe', 'pipe', 'inherit'], env: process.env });
+// SERVER_NODE_OPTIONS: flags for the service's node only (NODE_OPTIONS refuses --cpu-prof), e.g. "--cpu-prof --cpu-prof-dir=/tmp/x".
+const serverFlags = (process.env.SERVER_NODE_OPTIONS ?? '').split(' ').filter(Boolean);
+const child = spawn(process.execPath, [...serverFlags, path.join(import.meta.dirname, 'webhooks-server.ts')], { stdio: ['pipe', 'pipe', 'inherit'], env: process.env });
 const lines = createInterface({ input: child.stdout! })[Symbol.asyncIterator]();
 const first = await lines.next();
 if (first.done) throw new Error('the benchmark service exited');

@@ -1,9 +1,13 @@
 /**
  * The webhook loop of a worker process: the relay turns new events into
  * deliveries and the dispatcher sends what is due. It polls (every 200 ms
- * when idle, at once while there is more), and the dispatcher is woken as
- * soon as the relay created deliveries or a slot freed up, so an event
- * reaches its receivers well within a second.
+ * when idle, at once while there is more). The relay hands the deliveries it
+ * creates straight to the dispatcher (leased at insert) as far as there is
+ * room; the dispatcher's claim is woken only for what is left in the table:
+ * deliveries the relay could not hand over, while its last claim found work
+ * and a slot freed up, or on request (a test event, a redelivery). Retries
+ * that come due are found by the idle poll. An event reaches its receivers
+ * well within a second.
  */
 import type { Logger } from 'pino';
 import type { Db } from '../../platform/db/database.ts';
@@ -25,11 +29,17 @@ export class WebhookWorker {
   private wokenWhileBusy = false;
   private wakeTimer: NodeJS.Timeout | null = null;
 
-  constructor(deps: { db: Db; outbound: OutboundClient; box: SecretBox; log: Logger; perEndpoint: number; total: number }) {
+  /** Whether the last claim found deliveries: then a freed slot claims again at once (a backlog in the table). */
+  private claimedLast = false;
+
+  constructor(deps: { db: Db; outbound: OutboundClient; box: SecretBox; log: Logger; perEndpoint: number; perEndpointMax?: number; total: number }) {
     this.log = deps.log;
     this.relay = new WebhookRelay({ db: deps.db });
     this.dispatcher = new WebhookDispatcher({ ...deps });
-    this.dispatcher.onCapacity = () => this.wake();
+    this.relay.handoff = this.dispatcher;
+    this.dispatcher.onCapacity = () => {
+      if (this.claimedLast) this.wake();
+    };
   }
 
   /** Wakes the dispatcher now (new deliveries, a freed slot, a redelivery). */
@@ -51,10 +61,13 @@ export class WebhookWorker {
 
   start(): void {
     this.loops = [this.loop('relay', async () => {
-      const { created, more } = await this.relay.tick();
-      if (created > 0) this.wake();
+      const { created, leased, more } = await this.relay.tick();
+      if (created > leased) this.wake();
       return more;
-    }), this.loop('dispatch', async () => (await this.dispatcher.claim()) > 0)];
+    }), this.loop('dispatch', async () => {
+      this.claimedLast = (await this.dispatcher.claim()) > 0;
+      return this.claimedLast;
+    })];
   }
 
   private async loop(name: string, step: () => Promise<boolean>): Promise<void> {

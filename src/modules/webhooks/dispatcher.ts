@@ -23,7 +23,7 @@
  *   webhook-signature (`v1,<base64 HMAC-SHA256 of id.timestamp.body>`; two
  *   signatures for 24 hours after a rotation, the new and the old secret).
  */
-import { createHmac } from 'node:crypto';
+import { createHmac, createSecretKey, type KeyObject } from 'node:crypto';
 import { sql } from 'drizzle-orm';
 import type { Logger } from 'pino';
 import type { Db } from '../../platform/db/database.ts';
@@ -38,7 +38,7 @@ export const RESPONSE_BODY_BYTES = 4096;
 export const LEASE_MS = 120_000;
 const CLAIM_BATCH = 200;
 const FLUSH_SIZE = 500;
-const FLUSH_DELAY_MS = 25;
+const FLUSH_DELAY_MS = 50;
 /** An answer faster than this widens the subscription's window. */
 const FAST_MS = 250;
 /** A subscription's known health is written again at least this often (other worker processes write it too). */
@@ -101,7 +101,7 @@ export class WebhookDispatcher implements DeliveryHandoff {
   /** Per subscription: failing_since as last written here (null: healthy), and when. */
   private readonly health = new Map<number, { failingSince: number | null; at: number }>();
   private readonly now: () => number;
-  private readonly keys = new Map<string, Buffer>();
+  private readonly keys = new Map<string, KeyObject>();
   /** Per subscription: requests in flight and claimed rows waiting for a slot. */
   private readonly inflight = new Map<number, number>();
   private readonly waiting = new Map<number, Claimed[]>();
@@ -243,11 +243,11 @@ export class WebhookDispatcher implements DeliveryHandoff {
   }
 
   /** The secret's key bytes (base64 after `whsec_`), read as the standardwebhooks package reads them, opened once. */
-  private key(sealed: string): Buffer {
+  private key(sealed: string): KeyObject {
     let key = this.keys.get(sealed);
     if (!key) {
       const secret = this.box.open(sealed);
-      key = Buffer.from(secret.startsWith('whsec_') ? secret.slice('whsec_'.length) : secret, 'base64');
+      key = createSecretKey(Buffer.from(secret.startsWith('whsec_') ? secret.slice('whsec_'.length) : secret, 'base64'));
       if (this.keys.size > 10_000) this.keys.clear();
       this.keys.set(sealed, key);
     }
@@ -280,6 +280,8 @@ export class WebhookDispatcher implements DeliveryHandoff {
     const finished = this.now();
     this.adapt(delivery.subscription_id, outcome, finished - started);
     const gone = outcome.status === 410;
+    // 410: the subscription's pending deliveries are given up when this result is written; those waiting here are not sent.
+    if (gone) this.waiting.delete(delivery.subscription_id);
     let status: Result['status'] = outcome.ok ? 'succeeded' : 'failed';
     let next: string | null = null;
     let step = delivery.schedule_step;

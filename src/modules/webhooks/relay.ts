@@ -82,17 +82,20 @@ export class WebhookRelay {
   private readonly now: () => number;
   /** Set by the worker: its dispatcher. */
   handoff: DeliveryHandoff | null = null;
+  /** Streams whose position row this relay has seen committed (it is never removed), and seen in the pass under way. */
+  private readonly positioned = new Set<StreamName>();
+  private readonly seenThisPass = new Set<StreamName>();
 
   constructor(deps: { db: Db; now?: () => number }) {
     this.db = deps.db;
     this.now = deps.now ?? Date.now;
   }
 
-  private async activeSubscriptions(): Promise<ActiveSubscription[]> {
+  private async activeSubscriptions(tx: DbOrTx): Promise<ActiveSubscription[]> {
     const rows = rowsOf<{
       id: number; workspace_id: number; provider: string; event_types: string[]; filters: StoredFilter[];
       target_url: string; secret_encrypted: string; previous_secret_encrypted: string | null; previous_secret_expires_at: Date | string | null;
-    }>(await this.db.execute(sql`
+    }>(await tx.execute(sql`
       select id, workspace_id, provider, event_types, filters, target_url, secret_encrypted, previous_secret_encrypted, previous_secret_expires_at
       from webhook_subscriptions where is_active and deleted_at is null`));
     return rows.map((r) => ({
@@ -101,61 +104,74 @@ export class WebhookRelay {
     }));
   }
 
-  /** One pass over every stream; answers how many deliveries it created (and whether a stream has more waiting). */
+  /**
+   * One pass over every stream, in one transaction (on PGlite's single connection, one turn in its queue rather than one
+   * per stream); answers how many deliveries it created, how many of them it handed over, and whether a stream has more.
+   */
   async tick(): Promise<{ created: number; leased: number; more: boolean }> {
-    const subscriptions = await this.activeSubscriptions();
-    let created = 0;
-    let leased = 0;
-    let more = false;
-    for (const stream of Object.values(STREAMS)) {
-      const wanted = subscriptions.filter((s) => stream.types.some((t) => s.eventTypes.has(t)));
-      const result = await this.step(stream, wanted);
-      created += result.created;
-      leased += result.leased;
-      more ||= result.more;
-    }
-    return { created, leased, more };
+    this.seenThisPass.clear();
+    const { created, leased, more } = await this.db.transaction(async (tx) => {
+      const subscriptions = await this.activeSubscriptions(tx);
+      const pass = { created: 0, leased: [] as LeasedDelivery[], more: false };
+      for (const stream of Object.values(STREAMS)) {
+        const wanted = subscriptions.filter((s) => stream.types.some((t) => s.eventTypes.has(t)));
+        const result = await this.step(tx, stream, wanted);
+        pass.created += result.created;
+        pass.leased.push(...result.leased);
+        pass.more ||= result.more;
+      }
+      return pass;
+    });
+    // Committed: the leased rows are this process's to send, and the position rows exist.
+    for (const name of this.seenThisPass) this.positioned.add(name);
+    if (leased.length > 0) this.handoff?.accept(leased);
+    return { created, leased: leased.length, more };
   }
 
-  private async step(stream: StreamDefinition, subscriptions: ActiveSubscription[]): Promise<{ created: number; leased: number; more: boolean }> {
-    return this.db.transaction(async (tx) => {
-      const position = await this.lockPosition(tx, stream);
-      if (!position) return { created: 0, more: false, leased: [] as LeasedDelivery[] };
-      if (subscriptions.length === 0) {
-        // Nobody listens: move to the end; nothing before it will ever be wanted.
-        const [top] = rowsOf<{ top: string | number | null }>(await tx.execute(sql`select max(id) as top from ${sql.raw(stream.table)}`));
-        const end = Number(top?.top ?? 0);
-        if (end !== position.position || position.gaps.length > 0) await this.savePosition(tx, stream.name, Math.max(end, position.position), []);
-        return { created: 0, more: false, leased: [] as LeasedDelivery[] };
-      }
-      const gapIds = position.gaps.map((g) => g.id);
-      const rows = rowsOf(await tx.execute(stream.select(sql`e.id > ${position.position}`, WINDOW)));
-      const filled = gapIds.length > 0 ? rowsOf(await tx.execute(stream.select(sql`e.id = any(${`{${gapIds.join(',')}}`}::bigint[])`, gapIds.length))) : [];
-      const [snapshot] = rowsOf<{ xmin: string; xmax: string }>(await tx.execute(sql`select pg_snapshot_xmin(pg_current_snapshot())::text as xmin, pg_snapshot_xmax(pg_current_snapshot())::text as xmax`));
-      const now = this.now();
+  private async step(tx: DbOrTx, stream: StreamDefinition, subscriptions: ActiveSubscription[]): Promise<{ created: number; leased: LeasedDelivery[]; more: boolean }> {
+    const none = { created: 0, leased: [] as LeasedDelivery[], more: false };
+    if (subscriptions.length === 0 && this.positioned.has(stream.name)) {
+      // Nobody listens: move to the end in one statement (the position row exists: made by an earlier step).
+      await tx.execute(sql`update webhook_relay_positions p set position = greatest(p.position, e.top), gaps = '[]'::jsonb, updated_at = ${new Date(this.now())}
+        from (select coalesce(max(id), 0) as top from ${sql.raw(stream.table)}) e
+        where p.stream = ${stream.name} and (e.top > p.position or p.gaps <> '[]'::jsonb)`);
+      return none;
+    }
+    const position = await this.lockPosition(tx, stream);
+    if (!position) return none;
+    if (subscriptions.length === 0) {
+      // Nobody listens: move to the end; nothing before it will ever be wanted.
+      const [top] = rowsOf<{ top: string | number | null }>(await tx.execute(sql`select max(id) as top from ${sql.raw(stream.table)}`));
+      const end = Number(top?.top ?? 0);
+      if (end !== position.position || position.gaps.length > 0) await this.savePosition(tx, stream.name, Math.max(end, position.position), []);
+      return none;
+    }
+    const gapIds = position.gaps.map((g) => g.id);
+    const rows = rowsOf(await tx.execute(stream.select(sql`e.id > ${position.position}`, WINDOW)));
+    const filled = gapIds.length > 0 ? rowsOf(await tx.execute(stream.select(sql`e.id = any(${`{${gapIds.join(',')}}`}::bigint[])`, gapIds.length))) : [];
+    const [snapshot] = rowsOf<{ xmin: string; xmax: string }>(await tx.execute(sql`select pg_snapshot_xmin(pg_current_snapshot())::text as xmin, pg_snapshot_xmax(pg_current_snapshot())::text as xmax`));
+    const now = this.now();
 
-      const seen = new Set<number>([...rows, ...filled].map((r) => Number(r.id)));
-      const top = rows.length > 0 ? Number(rows[rows.length - 1]!.id) : position.position;
-      const gaps: Gap[] = position.gaps.filter((g) => !seen.has(g.id) && !(BigInt(snapshot!.xmin) > BigInt(g.xmax) && now - g.at >= GAP_MIN_AGE_MS));
-      for (let id = Math.max(position.position + 1, top - 100_000); id < top; id++) if (!seen.has(id)) gaps.push({ id, xmax: snapshot!.xmax, at: now });
+    const seen = new Set<number>([...rows, ...filled].map((r) => Number(r.id)));
+    const top = rows.length > 0 ? Number(rows[rows.length - 1]!.id) : position.position;
+    const gaps: Gap[] = position.gaps.filter((g) => !seen.has(g.id) && !(BigInt(snapshot!.xmin) > BigInt(g.xmax) && now - g.at >= GAP_MIN_AGE_MS));
+    for (let id = Math.max(position.position + 1, top - 100_000); id < top; id++) if (!seen.has(id)) gaps.push({ id, xmax: snapshot!.xmax, at: now });
 
-      const events = [...filled, ...rows].map((r) => stream.toEvent(r)).filter((e): e is WebhookEvent => e !== null);
-      const { created, leased } = await createDeliveries(tx, subscriptions, events, new Date(now), this.handoff ?? undefined);
-      await this.savePosition(tx, stream.name, top, gaps.slice(-50_000));
-      return { created, more: rows.length === WINDOW, leased };
-    }).then(({ created, more, leased }) => {
-      // Committed: the leased rows are this process's to send.
-      if (leased.length > 0) this.handoff?.accept(leased);
-      return { created, leased: leased.length, more };
-    });
+    const events = [...filled, ...rows].map((r) => stream.toEvent(r)).filter((e): e is WebhookEvent => e !== null);
+    const { created, leased } = await createDeliveries(tx, subscriptions, events, new Date(now), this.handoff ?? undefined);
+    await this.savePosition(tx, stream.name, top, gaps.slice(-50_000));
+    return { created, leased, more: rows.length === WINDOW };
   }
 
   private async lockPosition(tx: DbOrTx, stream: StreamDefinition): Promise<{ position: number; gaps: Gap[] } | null> {
-    // Starts at the end of the stream: a new installation does not deliver history.
-    await tx.execute(sql`insert into webhook_relay_positions (stream, position)
-      select ${stream.name}, coalesce(max(id), 0) from ${sql.raw(stream.table)} on conflict (stream) do nothing`);
+    // Starts at the end of the stream: a new installation does not deliver history. Once seen, the row stays.
+    if (!this.positioned.has(stream.name)) {
+      await tx.execute(sql`insert into webhook_relay_positions (stream, position)
+        select ${stream.name}, coalesce(max(id), 0) from ${sql.raw(stream.table)} on conflict (stream) do nothing`);
+    }
     // Another worker process relaying this stream now: let it.
     const [row] = rowsOf<{ position: string | number; gaps: Gap[] }>(await tx.execute(sql`select position, gaps from webhook_relay_positions where stream = ${stream.name} for update skip locked`));
+    if (row) this.seenThisPass.add(stream.name);
     return row ? { position: Number(row.position), gaps: row.gaps ?? [] } : null;
   }
 

@@ -39,6 +39,12 @@ export const LEASE_MS = 120_000;
 const CLAIM_BATCH = 200;
 const FLUSH_SIZE = 500;
 const FLUSH_DELAY_MS = 50;
+/** Deliveries waiting in this process, all subscriptions (a subscription gets at most half). */
+const MAX_WAITING = 20_000;
+/** A subscription may have this many seconds of sending, at its pace, waiting here. */
+const QUEUE_SECONDS = 10;
+/** A waiting delivery is sent only while its lease has the request's timeout and this much left. */
+const LEASE_MARGIN_MS = 5_000;
 /** An answer faster than this widens the subscription's window. */
 const FAST_MS = 250;
 /** A subscription's known health is written again at least this often (other worker processes write it too). */
@@ -98,6 +104,8 @@ export class WebhookDispatcher implements DeliveryHandoff {
   readonly leaseMs = LEASE_MS;
   /** Per subscription: the window of requests in flight (fractional: it grows by 1/window per fast answer). */
   private readonly windows = new Map<number, number>();
+  /** Per subscription: mean answer time (exponentially weighted), for its pace. */
+  private readonly answerMs = new Map<number, number>();
   /** Per subscription: failing_since as last written here (null: healthy), and when. */
   private readonly health = new Map<number, { failingSince: number | null; at: number }>();
   private readonly now: () => number;
@@ -140,16 +148,22 @@ export class WebhookDispatcher implements DeliveryHandoff {
     else this.windows.set(subscriptionId, next);
   }
 
-  /** How many deliveries of this subscription may wait here (claimed or handed over, not yet sent). */
+  /**
+   * How many deliveries of this subscription may wait here (claimed or handed over, not yet sent): four windows, or what
+   * it answers in QUEUE_SECONDS at its recent pace (window / mean answer time) when that is more, so a fast receiver
+   * is fed from memory while a slow one holds a few; either way far less than a lease's worth of sending.
+   */
   private queueBound(subscriptionId: number): number {
-    return this.window(subscriptionId) * 4;
+    const window = this.window(subscriptionId);
+    const meanMs = this.answerMs.get(subscriptionId);
+    const paced = meanMs === undefined ? 0 : Math.floor((window / Math.max(meanMs, 1)) * 1000 * QUEUE_SECONDS);
+    return Math.min(MAX_WAITING / 2, Math.max(window * 4, paced));
   }
 
   /** DeliveryHandoff: how many new deliveries of this subscription the relay may hand over now. */
   room(subscriptionId: number): number {
     if (this.abort.signal.aborted) return 0;
-    const total = this.total * 4 - this.running - this.queued();
-    return Math.max(0, Math.min(total, this.queueBound(subscriptionId) - this.load(subscriptionId)));
+    return Math.max(0, Math.min(MAX_WAITING - this.queued(), this.queueBound(subscriptionId) - this.load(subscriptionId)));
   }
 
   /** DeliveryHandoff: deliveries created leased for this process (their transaction committed). */
@@ -178,13 +192,14 @@ export class WebhookDispatcher implements DeliveryHandoff {
 
   /** Claims due deliveries and starts sending them; answers how many it claimed. */
   async claim(): Promise<number> {
-    const room = this.total * 4 - this.running - this.queued();
+    const room = MAX_WAITING - this.queued();
     if (room <= 0 || this.abort.signal.aborted) return 0;
     // A subscription is refilled once its load (in flight + waiting here) fell below its window, up to four windows
     // (well within the lease): claims come in batches, not one per finished request. Busy subscriptions are left out of
     // the select, so one with many due retries (a failing receiver) cannot fill a claim and starve the others.
     const busy = [...new Set([...this.inflight.keys(), ...this.waiting.keys()])].filter((id) => this.load(id) >= this.window(id));
     const now = new Date(this.now());
+    const leasedUntil = now.getTime() + LEASE_MS;
     // Lock candidates (index on next_attempt_at; inactive subscriptions' rows are not touched), keep at most queueBound per
     // subscription, lease those by primary key; one short transaction.
     const rows = await this.db.transaction(async (tx) => {
@@ -203,14 +218,14 @@ export class WebhookDispatcher implements DeliveryHandoff {
       }).map((d) => Number(d.id));
       if (ids.length === 0) return [];
       return rowsOf<Claimed>(await tx.execute(sql`
-        update webhook_deliveries d set locked_until = ${new Date(this.now() + LEASE_MS)}
+        update webhook_deliveries d set locked_until = ${new Date(leasedUntil)}
         from webhook_subscriptions s
         where d.id = any(${`{${ids.join(',')}}`}::bigint[]) and s.id = d.subscription_id
         returning d.id, d.subscription_id, d.event_id, d.payload, d.attempts, d.schedule_step,
           s.target_url, s.secret_encrypted, s.previous_secret_encrypted, s.previous_secret_expires_at`));
     });
     for (const row of rows) {
-      const claimed = { ...row, id: Number(row.id), subscription_id: Number(row.subscription_id) };
+      const claimed = { ...row, id: Number(row.id), subscription_id: Number(row.subscription_id), leased_until: leasedUntil };
       const list = this.waiting.get(claimed.subscription_id) ?? [];
       list.push(claimed);
       this.waiting.set(claimed.subscription_id, list);
@@ -225,6 +240,9 @@ export class WebhookDispatcher implements DeliveryHandoff {
       const window = this.window(subscriptionId);
       while (list.length > 0 && (this.inflight.get(subscriptionId) ?? 0) < window && this.running < this.total && !this.abort.signal.aborted) {
         const delivery = list.shift()!;
+        // Too little of its lease left to finish the request: not sent from here (it is claimed again once the lease ran
+        // out), so a delivery is never sent while another worker may already hold it.
+        if (delivery.leased_until - this.now() < DELIVERY_TIMEOUT_MS + LEASE_MARGIN_MS) continue;
         this.inflight.set(subscriptionId, (this.inflight.get(subscriptionId) ?? 0) + 1);
         this.running++;
         const send = this.send(delivery).finally(() => {
@@ -279,6 +297,10 @@ export class WebhookDispatcher implements DeliveryHandoff {
     }
     const finished = this.now();
     this.adapt(delivery.subscription_id, outcome, finished - started);
+    if (outcome.status !== null) {
+      const mean = this.answerMs.get(delivery.subscription_id);
+      this.answerMs.set(delivery.subscription_id, mean === undefined ? finished - started : mean * 0.9 + (finished - started) * 0.1);
+    }
     const gone = outcome.status === 410;
     // 410: the subscription's pending deliveries are given up when this result is written; those waiting here are not sent.
     if (gone) this.waiting.delete(delivery.subscription_id);

@@ -50,6 +50,8 @@ export interface LeasedDelivery {
   secret_encrypted: string;
   previous_secret_encrypted: string | null;
   previous_secret_expires_at: Date | string | null;
+  /** When the lease taken for this process ends (ms). */
+  leased_until: number;
 }
 
 /** The dispatcher of this process, taking new deliveries at insert. */
@@ -232,6 +234,7 @@ export async function createDeliveries(tx: DbOrTx, subscriptions: ActiveSubscrip
         id: Number(row.id), subscription_id: subscription.id, event_id: row.event_id, payload: payloads.get(`${subscription.id} ${row.event_id}`)!,
         attempts: 0, schedule_step: 0, target_url: subscription.targetUrl!, secret_encrypted: subscription.secretEncrypted!,
         previous_secret_encrypted: subscription.previousSecretEncrypted ?? null, previous_secret_expires_at: subscription.previousSecretExpiresAt ?? null,
+        leased_until: leaseUntil.getTime(),
       });
     }
   }

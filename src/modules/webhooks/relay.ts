@@ -161,7 +161,8 @@ export class WebhookRelay {
 
     const events = [...filled, ...rows].map((r) => stream.toEvent(r)).filter((e): e is WebhookEvent => e !== null);
     const { created, leased } = await createDeliveries(tx, subscriptions, events, new Date(now), this.handoff ?? undefined);
-    await this.savePosition(tx, stream.name, top, gaps.slice(-50_000));
+    // Nothing new and no gap settled: the stored position stands (no write on an idle pass).
+    if (top !== position.position || gaps.length !== position.gaps.length) await this.savePosition(tx, stream.name, top, gaps.slice(-50_000));
     return { created, leased, more: rows.length === WINDOW };
   }
 

@@ -1,7 +1,7 @@
 /**
  * The webhook loop of a worker process: the relay turns new events into
- * deliveries and the dispatcher sends what is due. It polls (every 200 ms
- * when idle, at once while there is more). The relay hands the deliveries it
+ * deliveries and the dispatcher sends what is due. They poll (the relay
+ * every 100 ms when idle, the dispatcher every 200 ms; at once while there is more). The relay hands the deliveries it
  * creates straight to the dispatcher (leased at insert) as far as there is
  * room; the dispatcher's claim is woken only for what is left in the table:
  * deliveries the relay could not hand over, while its last claim found work
@@ -16,7 +16,9 @@ import { WebhookDispatcher } from './dispatcher.ts';
 import { WebhookRelay } from './relay.ts';
 import type { SecretBox } from './secrets.ts';
 
-const IDLE_MS = 200;
+/** Idle polls: the relay's sets how soon a new event is seen, the dispatcher's how soon a retry that came due is. */
+const RELAY_IDLE_MS = 100;
+const DISPATCH_IDLE_MS = 200;
 
 export class WebhookWorker {
   readonly relay: WebhookRelay;
@@ -64,13 +66,13 @@ export class WebhookWorker {
       const { created, leased, more } = await this.relay.tick();
       if (created > leased) this.wake();
       return more;
-    }), this.loop('dispatch', async () => {
+    }, RELAY_IDLE_MS), this.loop('dispatch', async () => {
       this.claimedLast = (await this.dispatcher.claim()) > 0;
       return this.claimedLast;
-    })];
+    }, DISPATCH_IDLE_MS)];
   }
 
-  private async loop(name: string, step: () => Promise<boolean>): Promise<void> {
+  private async loop(name: string, step: () => Promise<boolean>, idleMs: number): Promise<void> {
     while (!this.stopped) {
       let more = false;
       try {
@@ -85,7 +87,7 @@ export class WebhookWorker {
       }
       if (!more && !this.stopped) {
         await new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, IDLE_MS);
+          const timer = setTimeout(resolve, idleMs);
           if (name === 'dispatch') this.wakeDispatch = () => { clearTimeout(timer); resolve(); };
         });
       }

@@ -11,8 +11,9 @@
  *   growing (one more per window answered within FAST_MS) up to
  *   WEBHOOK_ENDPOINT_MAX_CONCURRENCY while the receiver answers fast, and halved
  *   back towards WEBHOOK_ENDPOINT_CONCURRENCY on a slow answer, a timeout, a
- *   network error, 429 or 503. At most four windows are claimed and waiting
- *   here, and at most WEBHOOK_CONCURRENCY requests are in flight in all: a slow
+ *   network error, 429 or 503. Waiting here (claimed or handed over): four
+ *   windows, or QUEUE_SECONDS of sending at the subscription's pace when that
+ *   is more; at most WEBHOOK_CONCURRENCY requests are in flight in all: a slow
  *   or dead receiver fills only its own (small) window, never the others'.
  *   The windows are per worker process.
  * - Results are written in batches (one statement for many deliveries: the

@@ -37,7 +37,7 @@ import { rowsOf } from './streams.ts';
 export const DELIVERY_TIMEOUT_MS = 15_000;
 export const RESPONSE_BODY_BYTES = 4096;
 export const LEASE_MS = 120_000;
-const CLAIM_BATCH = 200;
+const CLAIM_BATCH = 1000;
 const FLUSH_SIZE = 500;
 const FLUSH_DELAY_MS = 50;
 /** Deliveries waiting in this process, all subscriptions (a subscription gets at most half). */

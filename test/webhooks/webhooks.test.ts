@@ -176,6 +176,30 @@ describe('webhooks', () => {
     });
   }
 
+  it('a receiver that holds its requests gets at most WEBHOOK_ENDPOINT_CONCURRENCY at once and never holds back another subscription', async () => {
+    const book = await insertBook(svc, ws.id, { name: 'Isolation book' });
+    const stuck = `/stuck-${randomUUID()}`;
+    const quick = `/quick-${randomUUID()}`;
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => { release = resolve; });
+    const previous = receiver.respond;
+    receiver.respond = (r) => (r.path === stuck ? { status: 200, body: 'late', until: gate } : previous(r));
+    const filters = [{ type: 'book', value: book.randomId }];
+    await subscribe({ target_url: `${receiver.url}${stuck}`, event_types: ['subscriber.added'], filters });
+    await subscribe({ target_url: `${receiver.url}${quick}`, event_types: ['subscriber.added'], filters });
+    const events = 25;
+    for (let i = 0; i < events; i++) await addSubscriber(book.randomId, `isolation-${i}@example.com`);
+    // Every event reaches the quick receiver while the other one holds every request it got.
+    await eventually(async () => new Set(receiver.received.filter((r) => r.path === quick).map((r) => r.headers['webhook-id'])).size === events);
+    assert.ok(receiver.received.some((r) => r.path === stuck), 'the held receiver was called');
+    // Its window (WEBHOOK_ENDPOINT_CONCURRENCY, 10 by default) never grew: it answered nothing fast.
+    assert.ok(receiver.maxOpen(stuck) <= 10, `${receiver.maxOpen(stuck)} requests open at once`);
+    release();
+    await eventually(async () => new Set(receiver.received.filter((r) => r.path === stuck).map((r) => r.headers['webhook-id'])).size === events);
+    assert.ok(receiver.maxOpen(stuck) <= 10, `${receiver.maxOpen(stuck)} requests open at once`);
+    receiver.respond = previous;
+  });
+
   it('deactivates on 410 Gone with the reason; enable and redeliver bring it back', async () => {
     const path = `/gone-${randomUUID()}`;
     let gone = true;

@@ -31,15 +31,21 @@ const percentile = (sorted: number[], p: number) => (sorted.length === 0 ? 0 : s
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 const latencies: number[] = [];
+/** From the event's row (created_at: when the service stored it) to delivery: without the time the event spent reaching the service. */
+const fromStored: number[] = [];
 const healthy = await startReceiver((r) => {
-  const occurred = Date.parse(JSON.parse(r.body).data.occurred_at);
+  const data = JSON.parse(r.body).data;
+  const occurred = Date.parse(data.occurred_at);
   latencies.push(r.at - occurred);
+  if (data.created_at) fromStored.push(r.at - Date.parse(data.created_at));
   return { status: 200, body: 'ok' };
 });
 const slow = await startReceiver(() => ({ status: 200, body: 'ok', delayMs: slowMs }));
 const failing = await startReceiver(() => ({ status: 500, body: 'down' }));
 
-const child = spawn(process.execPath, [path.join(import.meta.dirname, 'webhooks-server.ts')], { stdio: ['pipe', 'pipe', 'inherit'], env: process.env });
+// SERVER_NODE_OPTIONS: flags for the service's node only (NODE_OPTIONS refuses --cpu-prof), e.g. "--cpu-prof --cpu-prof-dir=/tmp/x".
+const serverFlags = (process.env.SERVER_NODE_OPTIONS ?? '').split(' ').filter(Boolean);
+const child = spawn(process.execPath, [...serverFlags, path.join(import.meta.dirname, 'webhooks-server.ts')], { stdio: ['pipe', 'pipe', 'inherit'], env: process.env });
 const lines = createInterface({ input: child.stdout! })[Symbol.asyncIterator]();
 const first = await lines.next();
 if (first.done) throw new Error('the benchmark service exited');
@@ -61,6 +67,7 @@ process.stdout.write(`service on ${url} (${process.env.DATABASE_URL ? 'PostgreSQ
   process.stdout.write(`reference: ${Math.round(n / 3)} plain POSTs/s from this process to the healthy receiver (10 concurrent)\n`);
   healthy.received.length = 0;
   latencies.length = 0;
+  fromStored.length = 0;
 }
 
 const subscriptionIds: Record<string, number> = {};
@@ -118,6 +125,7 @@ const allSeconds = (Date.now() - started) / 1000;
 clearInterval(progress);
 
 latencies.sort((a, b) => a - b);
+fromStored.sort((a, b) => a - b);
 const ids = new Set(healthy.received.map((r) => r.headers['webhook-id']));
 process.stdout.write([
   '',
@@ -125,6 +133,7 @@ process.stdout.write([
   `healthy receiver: ${healthy.received.length}/${sent} delivered (${ids.size} distinct ids) in ${allSeconds.toFixed(1)} s: ${Math.round(healthy.received.length / allSeconds)} deliveries/s overall, ${Math.round(deliveredDuringSend / sendSeconds)}/s while events were coming in`,
   `all receivers while events were coming in: ${Math.round(attemptsDuringSend / sendSeconds)} requests/s`,
   `event → delivery at the healthy receiver: p50 ${Math.round(percentile(latencies, 50))} ms, p99 ${Math.round(percentile(latencies, 99))} ms, max ${Math.round(latencies.at(-1) ?? 0)} ms`,
+  `stored → delivery (from the event row's created_at, so without the wait to get into the service): p50 ${Math.round(percentile(fromStored, 50))} ms, p99 ${Math.round(percentile(fromStored, 99))} ms`,
   `slow receiver (${slowMs} ms per answer): ${slow.received.length} requests; failing receiver: ${failing.received.length} attempts (first tries and 5-s retries)`,
   '',
 ].join('\n'));

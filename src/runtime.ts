@@ -103,7 +103,7 @@ export async function startRuntime(config: Readonly<Config>, options: RuntimeOpt
       if (webhookDatabase !== database) cleanups.push(() => webhookDatabase.close());
       const webhookWorker = new WebhookWorker({
         db: webhookDatabase.db, outbound: services.outbound, box: services.webhookSecrets, log: logger.child({ component: 'webhooks' }),
-        perEndpoint: config.WEBHOOK_ENDPOINT_CONCURRENCY, total: config.WEBHOOK_CONCURRENCY,
+        perEndpoint: config.WEBHOOK_ENDPOINT_CONCURRENCY, perEndpointMax: config.WEBHOOK_ENDPOINT_MAX_CONCURRENCY, total: config.WEBHOOK_CONCURRENCY,
       });
       webhookWorker.start();
       services.webhooks.wake = () => webhookWorker.wake();

@@ -20,6 +20,8 @@ export interface Reply {
   body?: string;
   headers?: Record<string, string>;
   delayMs?: number;
+  /** Answer only once this settles (a receiver that holds its requests). */
+  until?: Promise<unknown>;
 }
 
 export interface Receiver {
@@ -29,13 +31,21 @@ export interface Receiver {
   respond: (request: Received) => Reply;
   /** Received requests of one event id. */
   of(eventId: string): Received[];
+  /** The most requests to this path that were open (received, connection not yet answered or closed) at once. */
+  maxOpen(path: string): number;
   close(): Promise<void>;
 }
 
 export async function startReceiver(respond: (request: Received) => Reply = () => ({ status: 200, body: 'ok' })): Promise<Receiver> {
   const received: Received[] = [];
   const receiver = { url: '', received, respond } as Receiver;
+  const open = new Map<string, number>();
+  const maxOpen = new Map<string, number>();
   const server = http.createServer((req, res) => {
+    const path = req.url ?? '/';
+    open.set(path, (open.get(path) ?? 0) + 1);
+    maxOpen.set(path, Math.max(maxOpen.get(path) ?? 0, open.get(path)!));
+    res.on('close', () => open.set(path, open.get(path)! - 1));
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
@@ -47,7 +57,8 @@ export async function startReceiver(respond: (request: Received) => Reply = () =
         res.writeHead(reply.status, { 'content-type': 'text/plain', ...reply.headers });
         res.end(reply.body ?? '');
       };
-      if (reply.delayMs) setTimeout(answer, reply.delayMs);
+      if (reply.until) void reply.until.finally(answer);
+      else if (reply.delayMs) setTimeout(answer, reply.delayMs);
       else answer();
     });
   });
@@ -55,6 +66,7 @@ export async function startReceiver(respond: (request: Received) => Reply = () =
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   receiver.url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   receiver.of = (eventId) => received.filter((r) => r.headers['webhook-id'] === eventId);
+  receiver.maxOpen = (path) => maxOpen.get(path) ?? 0;
   receiver.close = () => new Promise((resolve) => {
     server.closeAllConnections();
     server.close(() => resolve());

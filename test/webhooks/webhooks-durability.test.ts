@@ -26,7 +26,9 @@ describe('webhook durability', () => {
 
   it('a restart of the worker mid-retry loses no delivery and duplicates none', async () => {
     let phase: 'failing' | 'healthy' = 'failing';
-    const receiver = await startReceiver(() => (phase === 'failing' ? { status: 503, body: 'down' } : { status: 200, body: 'ok' }));
+    // 503 with Retry-After an hour: each delivery waits for its retry past the restart, however long creating them takes
+    // under load (with the schedule's 5 s the first ones could be retried before the last one was tried once).
+    const receiver = await startReceiver(() => (phase === 'failing' ? { status: 503, body: 'down', headers: { 'retry-after': '3600' } } : { status: 200, body: 'ok' }));
     cleanups.push(() => receiver.close());
     const dataDir = await mkdtemp(path.join(os.tmpdir(), 'flipbook-webhooks-restart-'));
     cleanups.push(() => rm(dataDir, { recursive: true, force: true }));
@@ -47,7 +49,7 @@ describe('webhook durability', () => {
       const res = await svc.request('POST', `/v1/webhook-subscriptions/${subscription.id}/test`, { key: ws.key });
       assert.equal(res.status, 202);
     }
-    // Every delivery failed once and waits for its retry (5 s away).
+    // Every delivery failed once and waits for its retry (an hour away).
     await eventually(async () => {
       const rows = await svc.runtime.database.db.select().from(webhookDeliveries).where(eq(webhookDeliveries.subscriptionId, subscription.id));
       return rows.length === events && rows.every((r) => r.attempts === 1 && r.status === 'pending');

@@ -150,18 +150,53 @@ describe('webhooks', () => {
     receiver.respond = previous;
   });
 
-  it('honours Retry-After on 429', async () => {
-    const path = `/busy-${randomUUID()}`;
-    const previous = receiver.respond;
-    receiver.respond = (r) => (r.path === path ? { status: 429, headers: { 'retry-after': '3600' } } : previous(r));
-    const created = await subscribe({ target_url: `${receiver.url}${path}`, event_types: ['subscriber.added'] });
-    const test = await svc.request('POST', `/v1/webhook-subscriptions/${created.id}/test`, { key: ws.key });
-    const row = await eventually(async () => {
-      const [r] = await db().select().from(webhookDeliveries).where(eq(webhookDeliveries.id, test.body.data.id));
-      return r && r.attempts === 1 ? r : null;
+  // Time is read from the row (the attempt's time and the next one's), never waited for: 429 with delta-seconds,
+  // 503 with an HTTP date, both far beyond the schedule's first 5-second retry.
+  for (const [status, retryAfter, expectedMs] of [
+    [429, () => '3600', 3_600_000],
+    [503, () => new Date(Date.now() + 2 * 3_600_000).toUTCString(), 2 * 3_600_000],
+  ] as const) {
+    it(`honours Retry-After on ${status}`, async () => {
+      const path = `/busy-${randomUUID()}`;
+      const previous = receiver.respond;
+      receiver.respond = (r) => (r.path === path ? { status, headers: { 'retry-after': retryAfter() } } : previous(r));
+      const created = await subscribe({ target_url: `${receiver.url}${path}`, event_types: ['subscriber.added'] });
+      const test = await svc.request('POST', `/v1/webhook-subscriptions/${created.id}/test`, { key: ws.key });
+      const row = await eventually(async () => {
+        const [r] = await db().select().from(webhookDeliveries).where(eq(webhookDeliveries.id, test.body.data.id));
+        return r && r.attempts === 1 ? r : null;
+      });
+      assert.equal(row.responseStatus, status);
+      assert.equal(row.status, 'pending');
+      const delay = row.nextAttemptAt!.getTime() - row.lastAttemptAt!.getTime();
+      // An HTTP date has whole seconds: up to one second less.
+      assert.ok(delay >= expectedMs - 1010, `retried after ${delay} ms`);
+      assert.ok(delay <= expectedMs + 60_000, `retried after ${delay} ms`);
+      receiver.respond = previous;
     });
-    assert.equal(row.responseStatus, 429);
-    assert.ok(row.nextAttemptAt!.getTime() - row.lastAttemptAt!.getTime() >= 3_600_000 - 10);
+  }
+
+  it('a receiver that holds its requests gets at most WEBHOOK_ENDPOINT_CONCURRENCY at once and never holds back another subscription', async () => {
+    const book = await insertBook(svc, ws.id, { name: 'Isolation book' });
+    const stuck = `/stuck-${randomUUID()}`;
+    const quick = `/quick-${randomUUID()}`;
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => { release = resolve; });
+    const previous = receiver.respond;
+    receiver.respond = (r) => (r.path === stuck ? { status: 200, body: 'late', until: gate } : previous(r));
+    const filters = [{ type: 'book', value: book.randomId }];
+    await subscribe({ target_url: `${receiver.url}${stuck}`, event_types: ['subscriber.added'], filters });
+    await subscribe({ target_url: `${receiver.url}${quick}`, event_types: ['subscriber.added'], filters });
+    const events = 25;
+    for (let i = 0; i < events; i++) await addSubscriber(book.randomId, `isolation-${i}@example.com`);
+    // Every event reaches the quick receiver while the other one holds every request it got.
+    await eventually(async () => new Set(receiver.received.filter((r) => r.path === quick).map((r) => r.headers['webhook-id'])).size === events);
+    assert.ok(receiver.received.some((r) => r.path === stuck), 'the held receiver was called');
+    // Its window (WEBHOOK_ENDPOINT_CONCURRENCY, 10 by default) never grew: it answered nothing fast.
+    assert.ok(receiver.maxOpen(stuck) <= 10, `${receiver.maxOpen(stuck)} requests open at once`);
+    release();
+    await eventually(async () => new Set(receiver.received.filter((r) => r.path === stuck).map((r) => r.headers['webhook-id'])).size === events);
+    assert.ok(receiver.maxOpen(stuck) <= 10, `${receiver.maxOpen(stuck)} requests open at once`);
     receiver.respond = previous;
   });
 

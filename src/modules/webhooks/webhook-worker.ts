@@ -1,9 +1,13 @@
 /**
  * The webhook loop of a worker process: the relay turns new events into
- * deliveries and the dispatcher sends what is due. It polls (every 200 ms
- * when idle, at once while there is more), and the dispatcher is woken as
- * soon as the relay created deliveries or a slot freed up, so an event
- * reaches its receivers well within a second.
+ * deliveries and the dispatcher sends what is due. They poll (the relay
+ * every 100 ms when idle, the dispatcher every 200 ms; at once while there is more). The relay hands the deliveries it
+ * creates straight to the dispatcher (leased at insert) as far as there is
+ * room; the dispatcher's claim is woken only for what is left in the table:
+ * deliveries the relay could not hand over, while its last claim found work
+ * and a slot freed up, or on request (a test event, a redelivery). Retries
+ * that come due are found by the idle poll. An event reaches its receivers
+ * well within a second.
  */
 import type { Logger } from 'pino';
 import type { Db } from '../../platform/db/database.ts';
@@ -12,7 +16,9 @@ import { WebhookDispatcher } from './dispatcher.ts';
 import { WebhookRelay } from './relay.ts';
 import type { SecretBox } from './secrets.ts';
 
-const IDLE_MS = 200;
+/** Idle polls: the relay's sets how soon a new event is seen, the dispatcher's how soon a retry that came due is. */
+const RELAY_IDLE_MS = 100;
+const DISPATCH_IDLE_MS = 200;
 
 export class WebhookWorker {
   readonly relay: WebhookRelay;
@@ -25,11 +31,17 @@ export class WebhookWorker {
   private wokenWhileBusy = false;
   private wakeTimer: NodeJS.Timeout | null = null;
 
-  constructor(deps: { db: Db; outbound: OutboundClient; box: SecretBox; log: Logger; perEndpoint: number; total: number }) {
+  /** Whether the last claim found deliveries: then a freed slot claims again at once (a backlog in the table). */
+  private claimedLast = false;
+
+  constructor(deps: { db: Db; outbound: OutboundClient; box: SecretBox; log: Logger; perEndpoint: number; perEndpointMax?: number; total: number }) {
     this.log = deps.log;
     this.relay = new WebhookRelay({ db: deps.db });
     this.dispatcher = new WebhookDispatcher({ ...deps });
-    this.dispatcher.onCapacity = () => this.wake();
+    this.relay.handoff = this.dispatcher;
+    this.dispatcher.onCapacity = () => {
+      if (this.claimedLast) this.wake();
+    };
   }
 
   /** Wakes the dispatcher now (new deliveries, a freed slot, a redelivery). */
@@ -51,13 +63,16 @@ export class WebhookWorker {
 
   start(): void {
     this.loops = [this.loop('relay', async () => {
-      const { created, more } = await this.relay.tick();
-      if (created > 0) this.wake();
+      const { created, leased, more } = await this.relay.tick();
+      if (created > leased) this.wake();
       return more;
-    }), this.loop('dispatch', async () => (await this.dispatcher.claim()) > 0)];
+    }, RELAY_IDLE_MS), this.loop('dispatch', async () => {
+      this.claimedLast = (await this.dispatcher.claim()) > 0;
+      return this.claimedLast;
+    }, DISPATCH_IDLE_MS)];
   }
 
-  private async loop(name: string, step: () => Promise<boolean>): Promise<void> {
+  private async loop(name: string, step: () => Promise<boolean>, idleMs: number): Promise<void> {
     while (!this.stopped) {
       let more = false;
       try {
@@ -72,7 +87,7 @@ export class WebhookWorker {
       }
       if (!more && !this.stopped) {
         await new Promise<void>((resolve) => {
-          const timer = setTimeout(resolve, IDLE_MS);
+          const timer = setTimeout(resolve, idleMs);
           if (name === 'dispatch') this.wakeDispatch = () => { clearTimeout(timer); resolve(); };
         });
       }

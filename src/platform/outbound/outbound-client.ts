@@ -100,8 +100,28 @@ export class OutboundClient {
     }
     const timeoutMs = options.timeoutMs ?? 15_000;
     const maxBytes = options.maxResponseBytes ?? 1024 * 1024;
-    const deadline = AbortSignal.timeout(timeoutMs);
-    const signal = options.signal ? AbortSignal.any([deadline, options.signal]) : deadline;
+    // One controller per request, aborted by the deadline or the caller's signal (cheaper than AbortSignal.timeout +
+    // AbortSignal.any, whose composite signals pile up on a long-lived caller signal, at thousands of requests a second).
+    const controller = new AbortController();
+    const deadline = { aborted: false };
+    const timer = setTimeout(() => {
+      deadline.aborted = true;
+      controller.abort(new DOMException('The request timed out.', 'TimeoutError'));
+    }, timeoutMs);
+    const callerSignal = options.signal;
+    const onAbort = () => controller.abort(callerSignal?.reason);
+    if (callerSignal?.aborted) onAbort();
+    else callerSignal?.addEventListener('abort', onAbort, { once: true });
+    const signal = controller.signal;
+    try {
+      return await this.send(target, options, signal, deadline, timeoutMs, maxBytes);
+    } finally {
+      clearTimeout(timer);
+      callerSignal?.removeEventListener('abort', onAbort);
+    }
+  }
+
+  private async send(target: URL, options: OutboundRequest, signal: AbortSignal, deadline: { aborted: boolean }, timeoutMs: number, maxBytes: number): Promise<OutboundResponse> {
     let response: Dispatcher.ResponseData;
     try {
       response = await request(target, {
@@ -143,7 +163,7 @@ export class OutboundClient {
     return { status: response.statusCode, headers: response.headers, body: Buffer.concat(chunks), truncated };
   }
 
-  private failure(error: unknown, deadline: AbortSignal, timeoutMs: number): OutboundRequestError {
+  private failure(error: unknown, deadline: { aborted: boolean }, timeoutMs: number): OutboundRequestError {
     const cause = (error as { cause?: unknown })?.cause;
     const refused = error instanceof OutboundRefusedError ? error : cause instanceof OutboundRefusedError ? cause : null;
     if (refused) return new OutboundRequestError('refused', refused.message, { cause: error });

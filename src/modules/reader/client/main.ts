@@ -128,6 +128,14 @@ function start(): void {
             scheduleAnnounce();
           })
         : new PagedView(layer, pages, { spread, animation, rtl });
+      // A turn dragged to completion (gestures.ts): the page changes as with any other turn.
+      if (view instanceof PagedView) {
+        view.onTurn = (page) => {
+          current = page;
+          sound.play();
+          changed(true);
+        };
+      }
       mode = key;
       root.dataset.mode = view.kind;
       root.dataset.spread = String(spread);
@@ -215,6 +223,7 @@ function start(): void {
     rtl,
     paged: () => view?.kind === 'paged',
     step: (delta) => step(delta),
+    grab: (delta, x, y) => (view instanceof PagedView && !zoom.zoomed && !reducedMotion() ? view.grab(delta, x, y) : null),
   });
 
   // Sound: needs a user gesture to start; the button mutes it.

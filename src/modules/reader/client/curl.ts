@@ -4,7 +4,8 @@
  * The page curl of the `flip` animation, flat like a sheet of paper lifted by
  * its corner (the geometry StPageFlip and turn.js use), drawn with two CSS
  * clip-paths and one transform per frame, so it costs a few style writes and
- * stays in the book's plane: nothing grows past the book, no toolbar cuts it.
+ * stays in the book's plane: the flap is kept within the stage's height, so no
+ * toolbar ever cuts it.
  *
  * The turning sheet lies on the right (the right page of a spread, or the
  * single page), its spine at x = 0 of its slot. Its corner C is pulled to the
@@ -55,6 +56,8 @@ export class Curl {
   private readonly castShade: HTMLElement;
   private readonly w: number;
   private readonly h: number;
+  /** Room above and below the book within the stage: the flap never reaches past it (under a toolbar). */
+  private readonly margin: number;
   /** The corner pulled: the bottom (y = h) or the top (y = 0) one. */
   readonly cy: number;
   point: Point;
@@ -63,8 +66,9 @@ export class Curl {
    * `sheet`: the slot holding the front page (it stays where it is); `back`: the page on the sheet's back,
    * `left`: where the sheet's slot starts in the book, `w` × `h`: the slot's size.
    */
-  constructor(sheet: HTMLElement, back: HTMLElement, left: number, w: number, h0: number, top: boolean) {
+  constructor(sheet: HTMLElement, back: HTMLElement, left: number, w: number, h0: number, top: boolean, margin = 0) {
     this.sheet = sheet;
+    this.margin = margin;
     this.w = w;
     this.h = h0;
     this.cy = top ? 0 : h0;
@@ -139,7 +143,19 @@ export class Curl {
     const k = 2 * (m.x * n.x + m.y * n.y);
     const matrix = [-a00, -a01, a01, a11, a00 * w + k * n.x, a01 * w + k * n.y];
     this.flap.style.transform = `matrix(${matrix.map((v) => Math.round(v * 1e4) / 1e4).join(',')})`;
-    this.flap.style.clipPath = path(lifted.map((q) => ({ x: w - q.x, y: q.y })));
+    // Where the flap lies on the sheet (the lifted part reflected), kept within the stage's height, then back
+    // in the back page's own coordinates (reflected again, mirrored).
+    const reflect = (q: Point): Point => {
+      const s = 2 * side(q);
+      return { x: q.x - s * n.x, y: q.y - s * n.y };
+    };
+    let flap = lifted.map(reflect);
+    flap = clip(flap, (q) => q.y + this.margin);
+    flap = clip(flap, (q) => height + this.margin - q.y);
+    this.flap.style.clipPath = path(flap.map((q) => {
+      const r = reflect(q);
+      return { x: w - r.x, y: r.y };
+    }));
     // Shadows along the fold, strongest half-way through the turn: cast on the page uncovered, and on the flap.
     const strength = Math.sin(Math.PI * Math.min(1, length / (2 * w)));
     const diagonal = Math.hypot(w, height);

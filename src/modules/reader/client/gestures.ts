@@ -133,7 +133,8 @@ export function setupGestures(host: GestureHost): void {
     if (current.drag) {
       dragged = true;
       if (cancelled) current.drag.release(current.x0, current.y0, 0);
-      else current.drag.release(event.clientX, event.clientY, current.vx);
+      // A pointer held still before release is not a flick.
+      else current.drag.release(event.clientX, event.clientY, event.timeStamp - current.t > 100 ? 0 : current.vx);
       return;
     }
     if (cancelled || current.kind !== 'tap') return;

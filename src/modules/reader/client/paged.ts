@@ -48,6 +48,8 @@ export class PagedView {
   private slotW = 0;
   private slotH = 0;
   private stageW = 0;
+  /** Room between the book and the stage's top and bottom edges. */
+  private marginY = 0;
   private running: { animations: Animation[]; frame?: number; done: () => void } | null = null;
 
   constructor(stage: HTMLElement, pages: Pages, options: PagedOptions) {
@@ -105,6 +107,7 @@ export class PagedView {
     this.slotW = this.spread ? box.width / 2 : box.width;
     this.slotH = box.height;
     this.stageW = width;
+    this.marginY = (height - box.height) / 2;
     Object.assign(this.book.style, { left: px((width - box.width) / 2), top: px((height - box.height) / 2), width: px(box.width), height: px(box.height) });
     if (this.index >= 0) this.render(this.index);
   }
@@ -331,7 +334,7 @@ export class PagedView {
     }
     const sheet = this.slot(this.spread ? 'r sheet' : 's sheet', front);
     const backPage = back !== null ? this.place(back) : this.pages.blank(this.slotW, this.slotH);
-    const curl = new Curl(sheet, backPage, this.spread ? this.slotW : 0, this.slotW, this.slotH, top);
+    const curl = new Curl(sheet, backPage, this.spread ? this.slotW : 0, this.slotW, this.slotH, top, Math.max(0, this.marginY));
     curl.el.classList.add(this.spread ? 'to-l' : 'to-s');
     this.book.replaceChildren(under, sheet, curl.el);
     return curl;

@@ -83,15 +83,18 @@ export interface AxeViolation {
 
 let axeSource: string | null = null;
 
-/** Runs axe-core in the page (evaluated, so the page's CSP does not stand in the way) and returns its violations. */
-export async function axeViolations(page: Page): Promise<AxeViolation[]> {
+/**
+ * Runs axe-core in the page (evaluated, so the page's CSP does not stand in the way) and returns its violations.
+ * `rules`: rules to turn on beyond axe's defaults, e.g. ['target-size'] (WCAG 2.2's 2.5.8, off by default).
+ */
+export async function axeViolations(page: Page, rules: string[] = []): Promise<AxeViolation[]> {
   axeSource ??= await readFile(path.resolve(import.meta.dirname, '../../node_modules/axe-core/axe.min.js'), 'utf8');
   await page.evaluate(axeSource);
-  return page.evaluate(async () => {
+  return page.evaluate(async (extra) => {
     const axe = (window as unknown as { axe: { run(context: Document, options: object): Promise<{ violations: AxeViolation[] }> } }).axe;
-    const result = await axe.run(document, { resultTypes: ['violations'] });
+    const result = await axe.run(document, { resultTypes: ['violations'], rules: Object.fromEntries(extra.map((id) => [id, { enabled: true }])) });
     return result.violations.map((v) => ({ id: v.id, impact: v.impact, help: v.help, nodes: v.nodes.map((n) => ({ target: n.target, failureSummary: n.failureSummary })) }));
-  });
+  }, rules);
 }
 
 export function seriousOrWorse(violations: AxeViolation[]): AxeViolation[] {

@@ -346,4 +346,64 @@ describe('reader over HTTP', () => {
       await updateBook(svc, ws.key, book.randomId, { pdf_password: '' });
     }
   });
+
+  it('takes the reading direction, page layout and slideshow as book settings, through PUT and bulk settings', async () => {
+    const get = async () => (await svc.request('GET', `/v1/books/${book.randomId}`, { key: ws.key })).body.data.settings;
+    const readerData = async () => JSON.parse(/<script type="application\/json" id="reader-data">(.*?)<\/script>/.exec(await (await fetch(book.url)).text())![1]!);
+    // Defaults: every record shows them; the reader's data leaves them out.
+    const defaults = await get();
+    assert.equal(defaults.reading_direction, 'ltr');
+    assert.equal(defaults.page_layout, 'auto');
+    assert.equal(defaults.autoplay_interval, null);
+    const plain = await readerData();
+    assert.equal(plain.dir, undefined);
+    assert.equal(plain.layout, undefined);
+    assert.equal(plain.auto, undefined);
+    // Bad values are 422s with the envelope, never stored.
+    for (const body of [{ reading_direction: 'up' }, { page_layout: 'triple' }, { autoplay_interval: 1 }, { autoplay_interval: 121 }, { autoplay_interval: 2.5 }]) {
+      const res = await svc.request('PUT', `/v1/books/${book.randomId}`, { key: ws.key, body: { status: 'publish', ...body } });
+      assert.equal(res.status, 422, JSON.stringify(body));
+      assert.ok(res.body.error, res.text);
+    }
+    assert.deepEqual(await get(), defaults);
+
+    const updated = await updateBook(svc, ws.key, book.randomId, { reading_direction: 'rtl', page_layout: 'single', autoplay_interval: 7 });
+    assert.equal(updated.settings.reading_direction, 'rtl');
+    assert.equal(updated.settings.page_layout, 'single');
+    assert.equal(updated.settings.autoplay_interval, 7);
+    const data = await readerData();
+    assert.equal(data.dir, 'rtl');
+    assert.equal(data.layout, 'single');
+    assert.equal(data.auto, 7);
+    assert.match(await (await fetch(book.url)).text(), /<option value="7" selected>7 s<\/option>/);
+
+    // Bulk settings read them back in the summary and write them like PUT does.
+    const summary = await svc.request('POST', '/v1/books/bulk-settings/summary', { key: ws.key, body: { book_ids: [book.randomId] } });
+    assert.equal(summary.status, 200, summary.text);
+    assert.equal(summary.body.data.settings.common.reading_direction, 'rtl');
+    assert.equal(summary.body.data.settings.common.autoplay_interval, 7);
+    const bad = await svc.request('POST', '/v1/books/bulk-settings/batches', {
+      key: ws.key, body: { books: [{ id: book.randomId, settings_revision: summary.body.data.books[0].settings_revision }], settings: { reading_direction: 'sideways' } },
+    });
+    assert.equal(bad.status, 422, bad.text);
+    const created = await svc.request('POST', '/v1/books/bulk-settings/batches', {
+      key: ws.key,
+      body: { books: [{ id: book.randomId, settings_revision: summary.body.data.books[0].settings_revision }], settings: { reading_direction: 'ltr', page_layout: 'double', autoplay_interval: null } },
+    });
+    assert.equal(created.status, 202, created.text);
+    const batch = await eventually(async () => {
+      const res = await svc.request('GET', `/v1/books/bulk-settings/batches/${created.body.data.id}`, { key: ws.key });
+      return res.body?.data?.status === 'completed' && res.body.data.finished_at ? res.body.data : null;
+    }, { timeoutMs: 60_000, intervalMs: 100 });
+    assert.equal(batch.items[0].status, 'succeeded', JSON.stringify(batch.items[0]));
+    const after = await get();
+    assert.equal(after.reading_direction, 'ltr');
+    assert.equal(after.page_layout, 'double');
+    assert.equal(after.autoplay_interval, null);
+    const back = await readerData();
+    assert.equal(back.dir, undefined);
+    assert.equal(back.layout, 'double');
+    assert.equal(back.auto, undefined);
+    await updateBook(svc, ws.key, book.randomId, { page_layout: 'auto' });
+  });
 });

@@ -12,7 +12,7 @@ import { after, before, describe, it } from 'node:test';
 import type { Browser, CDPSession, Page } from 'playwright-core';
 import { makePdf } from '../documents.ts';
 import { startService, type TestService } from '../helpers.ts';
-import { CHROMIUM_SKIP, PHONE, launchBrowser, openReader, openTab, publishBook, screenshot, visiblePages as visiblePagesOf, waitForPages, type ReaderTab } from './browser.ts';
+import { CHROMIUM_SKIP, PHONE, launchBrowser, openReader, openTab, publishBook, screenshot, updateBook, visiblePages as visiblePagesOf, waitForPages, type ReaderTab } from './browser.ts';
 
 /** The throttled profile of the issue: 9 Mbit/s down, 60 ms latency. */
 export async function throttle(cdp: CDPSession, downMbit = 9, latencyMs = 60): Promise<void> {
@@ -54,6 +54,8 @@ describe('the reader, as readers judge it', { skip: CHROMIUM_SKIP }, () => {
   let key: string;
   let browser: Browser;
   let book: { randomId: string; url: string };
+  /** Longer than the reader's cache of pages, so a walk through it evicts pages. */
+  let long: { randomId: string; url: string };
   const tabs: ReaderTab[] = [];
 
   async function tab(options: Parameters<typeof openTab>[1] = {}): Promise<ReaderTab> {
@@ -67,6 +69,7 @@ describe('the reader, as readers judge it', { skip: CHROMIUM_SKIP }, () => {
     key = (await svc.workspace()).key;
     browser = await launchBrowser();
     book = await publishBook(svc, key, await makePdf({ pages: 14, links: true }), 'Quality book.pdf', { animation_type: 'flip', flip_sound: true });
+    long = await publishBook(svc, key, await makePdf({ pages: 40, links: true }), 'Long book.pdf', { animation_type: 'flip' });
   });
   after(async () => {
     for (const t of tabs) await t.close().catch(() => undefined);
@@ -319,6 +322,221 @@ describe('the reader, as readers judge it', { skip: CHROMIUM_SKIP }, () => {
     await page.click('#hit-prev');
     await waitForPages(page, '12,13');
     assert.match(await page.locator('#announcer').textContent() ?? '', /Result 13 of 14, page 13|Result 12 of 14, page 12/);
+    assert.deepEqual(t.problems, []);
+  });
+
+  it('keeps the DOM flat over 350 turns', async () => {
+    const t = await tab({ viewport: PHONE });
+    const { page } = t;
+    const cdp = await t.context.newCDPSession(page);
+    // Cut, so the walk is quick; every turn builds and drops the same elements as any other animation.
+    await openReader(page, `${long.url}?animation=cut`);
+    const nodes = async () => {
+      await cdp.send('HeapProfiler.collectGarbage');
+      return (await cdp.send('Memory.getDOMCounters')).nodes;
+    };
+    const start = await nodes();
+    let direction = 'ArrowRight';
+    let at = 1;
+    for (let turn = 1; turn <= 350; turn++) {
+      if (at >= 40) direction = 'ArrowLeft';
+      if (at <= 1) direction = 'ArrowRight';
+      await page.keyboard.press(direction);
+      at += direction === 'ArrowRight' ? 1 : -1;
+      await waitForPages(page, String(at));
+    }
+    const end = await nodes();
+    // The cache holds 14 pages (images, links, text layer) beyond the ones on screen: a bounded few hundred nodes.
+    assert.ok(end <= start + 300, `DOM nodes ${start} at open, ${end} after 350 turns`);
+    assert.deepEqual(t.problems, []);
+  });
+
+  /**
+   * Records, on every frame, where the lifted part of the curl is on screen (the client bounds of the flap's
+   * clip polygon, through its transform). `flap(page)` reads the latest, `flaps(page)` all of them.
+   */
+  async function watchFlap(page: Page): Promise<void> {
+    await page.evaluate(() => {
+      const w = window as unknown as { __flaps: { top: number; bottom: number; left: number; right: number }[] };
+      w.__flaps = [];
+      const frame = () => {
+        const flap = document.querySelector<HTMLElement>('#stage .leaf .flap');
+        if (flap && flap.style.clipPath.startsWith('polygon')) {
+          const matrix = new DOMMatrix(getComputedStyle(flap).transform);
+          const book = document.querySelector('#stage .book')!.getBoundingClientRect();
+          const points = [...flap.style.clipPath.matchAll(/(-?[\d.]+)px (-?[\d.]+)px/g)].map(([, x, y]) => matrix.transformPoint(new DOMPoint(Number(x), Number(y))));
+          const ys = points.map((p) => book.top + flap.offsetTop + p.y);
+          const xs = points.map((p) => book.left + flap.offsetLeft + p.x);
+          w.__flaps.push({ top: Math.min(...ys), bottom: Math.max(...ys), left: Math.min(...xs), right: Math.max(...xs) });
+        }
+        requestAnimationFrame(frame);
+      };
+      requestAnimationFrame(frame);
+    });
+  }
+  const flaps = (page: Page) => page.evaluate(() => (window as unknown as { __flaps: { top: number; bottom: number; left: number; right: number }[] }).__flaps);
+
+  it('curls the page under a dragged corner: releasing past the middle completes the turn, an early release springs back', async () => {
+    const t = await tab();
+    const { page } = t;
+    await openReader(page, `${book.url}#page=2`);
+    await waitForPages(page, '2,3');
+    await watchFlap(page);
+    const box = (await page.locator('#stage .book').boundingBox())!;
+    const corner = { x: box.x + box.width - 6, y: box.y + box.height - 6 };
+    await page.mouse.move(corner.x, corner.y);
+    await page.mouse.down();
+    for (let i = 1; i <= 12; i++) await page.mouse.move(corner.x - i * box.width * 0.04, corner.y - i * 10);
+    // Mid-drag: the front is cut at the fold, the flap shows the next page's back, the spread has not turned yet.
+    await page.waitForFunction(() => /^polygon/.test(document.querySelector<HTMLElement>('#stage .sheet')?.style.clipPath ?? ''));
+    await page.waitForFunction(() => (window as unknown as { __flaps: unknown[] }).__flaps.length > 0);
+    const flap = (await flaps(page)).at(-1)!;
+    assert.ok(flap.left < box.x + box.width * 0.75, `the flap reaches back towards the pointer (${flap.left})`);
+    assert.equal(await page.locator('#stage .leaf .flap .page[data-page="4"]').count(), 1, 'page 4 is on the back of the sheet');
+    assert.equal(await visiblePagesOf(page), '2,3');
+    await screenshot(page, 'reader-curl-mid-drag');
+    for (let i = 13; i <= 24; i++) await page.mouse.move(corner.x - i * box.width * 0.04, corner.y - (24 - i) * 10);
+    await page.mouse.up();
+    await waitForPages(page, '4,5');
+
+    // A short drag from the right edge, brought back a little and released early: the sheet falls back, the spread stays.
+    await page.mouse.move(corner.x, box.y + box.height * 0.6);
+    await page.mouse.down();
+    for (let i = 1; i <= 4; i++) await page.mouse.move(corner.x - i * 15, box.y + box.height * 0.6);
+    for (let i = 3; i >= 2; i--) await page.mouse.move(corner.x - i * 15, box.y + box.height * 0.6);
+    await page.waitForFunction(() => document.querySelector('#stage .leaf') !== null);
+    await page.mouse.up();
+    await page.waitForFunction(() => !document.querySelector('#stage .leaf'));
+    assert.equal(await visiblePagesOf(page), '4,5');
+    // The release did not click through to a turn either.
+    await waitForPages(page, '4,5');
+
+    // Dragging the left page's corner turns back.
+    const left = { x: box.x + 6, y: box.y + box.height - 6 };
+    await page.mouse.move(left.x, left.y);
+    await page.mouse.down();
+    for (let i = 1; i <= 20; i++) await page.mouse.move(left.x + i * box.width * 0.045, left.y - Math.sin((i / 20) * Math.PI) * 60);
+    await page.mouse.up();
+    await waitForPages(page, '2,3');
+    assert.deepEqual(t.problems, []);
+  });
+
+  it('curls on a button turn without leaving the stage (never under the toolbars), and turns by a finger drag on a phone', async () => {
+    const t = await tab();
+    const { page } = t;
+    await openReader(page, `${book.url}#page=2`);
+    await waitForPages(page, '2,3');
+    await watchFlap(page);
+    await page.click('#next');
+    await waitForPages(page, '4,5');
+    const samples = await flaps(page);
+    const stage = (await page.locator('#stage').boundingBox())!;
+    assert.ok(samples.length > 0, 'the turn was drawn as a curl');
+    for (const s of samples) assert.ok(s.top >= stage.y - 0.5 && s.bottom <= stage.y + stage.height + 0.5, `flap ${s.top}–${s.bottom} within the stage ${stage.y}–${stage.y + stage.height}`);
+
+    const p = await tab({ viewport: PHONE, hasTouch: true, isMobile: true });
+    await openReader(p.page, `${book.url}#page=3`);
+    await waitForPages(p.page, '3');
+    const cdp = await p.context.newCDPSession(p.page);
+    const b = (await p.page.locator('#stage .book').boundingBox())!;
+    const y = b.y + b.height * 0.8;
+    const touch = (type: 'touchStart' | 'touchMove' | 'touchEnd', x: number) => cdp.send('Input.dispatchTouchEvent', { type, touchPoints: type === 'touchEnd' ? [] : [{ x, y, id: 1 }] });
+    await touch('touchStart', b.x + b.width - 40);
+    for (let i = 1; i <= 10; i++) await touch('touchMove', b.x + b.width - 40 - i * 25);
+    await p.page.waitForFunction(() => document.querySelector('#stage .leaf .flap') !== null);
+    await screenshot(p.page, 'reader-curl-mid-drag-phone');
+    await touch('touchEnd', 0);
+    await waitForPages(p.page, '4');
+    assert.deepEqual([...t.problems, ...p.problems], []);
+  });
+
+  it('reads right to left when the book says so, with ?dir= as the override', async () => {
+    await updateBook(svc, key, book.randomId, { reading_direction: 'rtl' });
+    try {
+      const t = await tab();
+      const { page } = t;
+      await openReader(page, book.url);
+      assert.equal(await page.locator('#stage .book.rtl').count(), 1);
+      // Forward is to the left: the left arrow and the left-hand button turn on.
+      await page.keyboard.press('ArrowLeft');
+      await waitForPages(page, '2,3');
+      const p2 = (await page.locator('#stage .page[data-page="2"]').boundingBox())!;
+      const p3 = (await page.locator('#stage .page[data-page="3"]').boundingBox())!;
+      assert.ok(p2.x > p3.x, 'page 2 is on the right of page 3');
+      await page.click('#prev');
+      await waitForPages(page, '4,5');
+      // The URL overrides the book.
+      await openReader(page, `${book.url}?dir=ltr`);
+      assert.equal(await page.locator('#stage .book.rtl').count(), 0);
+      await page.keyboard.press('ArrowRight');
+      await waitForPages(page, '2,3');
+      // On a phone, a right-to-left single page is on screen, and a swipe to the right turns forward.
+      const phone = await tab({ viewport: PHONE, hasTouch: true, isMobile: true });
+      await openReader(phone.page, `${book.url}#page=2`);
+      await waitForPages(phone.page, '2');
+      const single = (await phone.page.locator('#stage .page[data-page="2"]').boundingBox())!;
+      assert.ok(single.x >= 0 && single.x + single.width <= PHONE.width + 0.5, `the page is on screen (${single.x}, ${single.width} wide)`);
+      assert.deepEqual([...t.problems, ...phone.problems], []);
+    } finally {
+      await updateBook(svc, key, book.randomId, { reading_direction: 'ltr' });
+    }
+  });
+
+  it('switches between one and two pages on a wide screen, starting from the book\'s page_layout', async () => {
+    await updateBook(svc, key, book.randomId, { page_layout: 'single' });
+    try {
+      const t = await tab();
+      const { page } = t;
+      await openReader(page, `${book.url}#page=2`);
+      await waitForPages(page, '2');
+      assert.equal(await page.evaluate(() => document.documentElement.dataset.spread), 'false');
+      assert.equal(await page.getAttribute('#layout', 'aria-pressed'), 'false');
+      await page.click('#layout');
+      await waitForPages(page, '2,3');
+      assert.equal(await page.getAttribute('#layout', 'aria-pressed'), 'true');
+      await page.click('#layout');
+      await waitForPages(page, '2');
+      await openReader(page, `${book.url}?layout=double#page=4`);
+      await waitForPages(page, '4,5');
+      // On a phone there is no room for two: no toggle.
+      const phone = await tab({ viewport: PHONE });
+      await openReader(phone.page, book.url);
+      assert.equal(await phone.page.locator('#layout').isVisible(), false);
+      assert.deepEqual([...t.problems, ...phone.problems], []);
+    } finally {
+      await updateBook(svc, key, book.randomId, { page_layout: 'auto' });
+    }
+  });
+
+  it('plays a slideshow: from the book\'s autoplay_interval, and from the toolbar with a chosen interval, until stopped', async () => {
+    await updateBook(svc, key, book.randomId, { autoplay_interval: 2 });
+    try {
+      const t = await tab();
+      const { page } = t;
+      await openReader(page, `${book.url}?animation=cut`);
+      assert.equal(await page.getAttribute('#autoplay', 'aria-pressed'), 'true');
+      assert.equal(await page.inputValue('#autoplay-interval'), '2');
+      await waitForPages(page, '2,3');
+      await waitForPages(page, '4,5');
+      // Stopped by the reader: the page stays.
+      await page.click('#autoplay');
+      assert.equal(await page.getAttribute('#autoplay', 'aria-pressed'), 'false');
+      const stoppedAt = await visiblePagesOf(page);
+      await page.waitForTimeout(3_000);
+      assert.equal(await visiblePagesOf(page), stoppedAt, 'no turn once stopped');
+    } finally {
+      await updateBook(svc, key, book.randomId, { autoplay_interval: null });
+    }
+    // A book without a slideshow: the reader starts one with the interval they pick; it stops at the end.
+    const t = await tab();
+    const { page } = t;
+    await openReader(page, `${book.url}?animation=cut#page=12`);
+    assert.equal(await page.getAttribute('#autoplay', 'aria-pressed'), 'false');
+    await page.selectOption('#autoplay-interval', '3');
+    await page.click('#autoplay');
+    assert.equal(await page.evaluate(() => document.documentElement.dataset.autoplay), '3');
+    await waitForPages(page, '14');
+    await page.waitForFunction(() => document.querySelector('#autoplay')?.getAttribute('aria-pressed') === 'false');
     assert.deepEqual(t.problems, []);
   });
 });

@@ -1,12 +1,20 @@
 /** Request and response shapes of the books and batches operations (spec parts 2 and 4). */
 import { Type } from 'typebox';
 import { DateTime, Nullable } from '../../platform/http/schemas.ts';
-import { ANIMATIONS } from './books.settings.ts';
+import { ANIMATIONS, AUTOPLAY_MAX, AUTOPLAY_MIN, PAGE_LAYOUTS, READING_DIRECTIONS } from './books.settings.ts';
 import { BOOK_SORTS } from './books.service.ts';
 
 const Animation = Type.Union(ANIMATIONS.map((a) => Type.Literal(a)), { description: `One of ${ANIMATIONS.join(', ')}.` });
 const literalUnion = (values: readonly string[], description?: string) =>
   Type.Union(values.map((v) => Type.Literal(v)), description ? { description } : {});
+
+/** The reader defaults of issue 16, shared with the bulk settings schema. */
+export const ReadingDirection = literalUnion(READING_DIRECTIONS, 'How the book reads: `ltr` (default) or `rtl` (the first page on the right, turning to the left, as Arabic, Hebrew or manga). The reader URL\'s `?dir=ltr|rtl` overrides it.');
+export const PageLayout = literalUnion(PAGE_LAYOUTS, '`auto` (default): two pages side by side when the screen is wide enough, one otherwise; `single`: always one page; `double`: two pages whenever the screen is at least 600 px wide. Readers can switch on wide screens; `?layout=` overrides it.');
+export const AutoplayInterval = Nullable(Type.Integer({
+  minimum: AUTOPLAY_MIN, maximum: AUTOPLAY_MAX,
+  description: `Seconds per view of the slideshow the reader opens with, ${AUTOPLAY_MIN}-${AUTOPLAY_MAX}; null (default): no slideshow. Readers can start and stop it (and pick the interval) themselves; \`?autoplay=N\` overrides it.`,
+}));
 
 export const BookSettings = Type.Object({
   background: Nullable(Type.String()),
@@ -28,6 +36,9 @@ export const BookSettings = Type.Object({
   auto_links_enabled: Type.Boolean(),
   magic_link_message: Nullable(Type.String()),
   magic_link_error_message: Nullable(Type.String()),
+  reading_direction: ReadingDirection,
+  page_layout: PageLayout,
+  autoplay_interval: AutoplayInterval,
   has_pdf_password: Type.Boolean({ description: 'Whether a download password is set; the password is never returned.' }),
 });
 
@@ -75,7 +86,8 @@ export const exampleBook = {
     background: null, downloadable: true, made_with_badge_enabled: false, fullscreen_enabled: true, open_fullscreen_by_default: false,
     sound_enabled: false, copyright_enabled: false, share_social_media: true, privacy: null, image_display: null, animation_type: 'flip',
     mobile_animation_type: null, watermark: null, eod_enabled: false, domains_enabled: false, accessibility_enabled: true,
-    auto_links_enabled: true, magic_link_message: null, magic_link_error_message: null, has_pdf_password: false,
+    auto_links_enabled: true, magic_link_message: null, magic_link_error_message: null, reading_direction: 'ltr', page_layout: 'auto',
+    autoplay_interval: null, has_pdf_password: false,
   },
 };
 
@@ -114,6 +126,9 @@ export const UpdateBookBody = Type.Object({
   made_with_badge_enabled: Type.Optional(Type.Boolean({ description: 'Only plans with remove_made_with_badge can turn the badge off; on others the effective value stays true.' })),
   open_fullscreen_by_default: Type.Optional(Type.Boolean()),
   share_social_media: Type.Optional(Type.Boolean()),
+  reading_direction: Type.Optional(ReadingDirection),
+  page_layout: Type.Optional(PageLayout),
+  autoplay_interval: Type.Optional(AutoplayInterval),
   domain_lists: Type.Optional(Type.Array(Type.String({ maxLength: 255 }), { maxItems: 500, description: 'Accepted for compatibility and ignored: manage embed domains with /books/{book}/embed-domains.' })),
   eod_lists: Type.Optional(Type.Array(Type.String({ maxLength: 255 }), { maxItems: 500, description: 'Accepted for compatibility and ignored: manage the access list with /subscribers.' })),
   eod_enabled: Type.Optional(Type.Unknown({ description: 'Read-only; ignored.' })),

@@ -4,9 +4,14 @@
  */
 import { createHash } from 'node:crypto';
 import { planAllows } from '../../platform/auth/plans.ts';
-import type { BookRow, DownloadMode, StoredBookSettings } from './books.tables.ts';
+import type { BookRow, DownloadMode, PageLayout, ReadingDirection, StoredBookSettings } from './books.tables.ts';
 
 export const ANIMATIONS = ['flip', 'scroll_view', 'slide', 'fade', 'zoom', 'flick-through', 'cut'] as const;
+export const READING_DIRECTIONS = ['ltr', 'rtl'] as const;
+export const PAGE_LAYOUTS = ['auto', 'single', 'double'] as const;
+/** Seconds per view of the reader's slideshow (autoplay_interval). */
+export const AUTOPLAY_MIN = 2;
+export const AUTOPLAY_MAX = 120;
 
 export const DEFAULT_SETTINGS: StoredBookSettings = {
   background: null,
@@ -47,6 +52,9 @@ export const SETTING_FIELDS = {
   made_with_badge_enabled: 'made_with_badge_enabled',
   open_fullscreen_by_default: 'open_fullscreen_by_default',
   share_social_media: 'share_social_media',
+  reading_direction: 'reading_direction',
+  page_layout: 'page_layout',
+  autoplay_interval: 'autoplay_interval',
 } as const satisfies Record<string, keyof StoredBookSettings>;
 
 /**
@@ -87,6 +95,15 @@ export function applySettingsChange(current: SettingsGroup, change: SettingsChan
     pdfPassword: change.pdfPassword !== undefined ? change.pdfPassword || null : current.pdfPassword,
   };
   return { ...next, settingsRevision: settingsRevision(next) };
+}
+
+/** The reader defaults a book shows (absent: left to right, spreads when wide, no slideshow). */
+export function readerDefaults(settings: StoredBookSettings): { reading_direction: ReadingDirection; page_layout: PageLayout; autoplay_interval: number | null } {
+  return {
+    reading_direction: settings.reading_direction ?? 'ltr',
+    page_layout: settings.page_layout ?? 'auto',
+    autoplay_interval: settings.autoplay_interval ?? null,
+  };
 }
 
 /** Bulk settings' `downloadable_pdf`: false, or what a download offers. */
@@ -173,6 +190,7 @@ export function toBookRecord(book: BookRow, context: { plan: string; urls: BookU
     updated_at: book.updatedAt.toISOString(),
     settings: {
       ...settings,
+      ...readerDefaults(settings),
       // Effective value: plans that cannot remove the badge always show it.
       made_with_badge_enabled: canRemoveBadge ? settings.made_with_badge_enabled : true,
       eod_enabled: context.access.eodEnabled,

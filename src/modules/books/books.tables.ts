@@ -36,6 +36,14 @@ export interface StoredBookSettings {
    * Absent means `full`; kept out of the defaults so books that never set it keep their revision.
    */
   download_mode?: DownloadMode;
+  /**
+   * Reader defaults (issue 16): reading direction, one page or two side by side, and the slideshow's
+   * seconds per view (null: off). Absent means `ltr`, `auto`, null; kept out of the defaults, like
+   * download_mode, so books that never set them keep their revision.
+   */
+  reading_direction?: ReadingDirection;
+  page_layout?: PageLayout;
+  autoplay_interval?: number | null;
   /** Derived from the access list and kept here by the access area (access-lists.service.ts); never set by a settings write. */
   eod_enabled?: boolean;
   /** Derived from the embed-domain list, like eod_enabled. */
@@ -43,6 +51,8 @@ export interface StoredBookSettings {
 }
 
 export type DownloadMode = 'full' | 'single' | 'spread';
+export type ReadingDirection = 'ltr' | 'rtl';
+export type PageLayout = 'auto' | 'single' | 'double';
 
 /** One upload: a file, its conversion job and the book it produces. */
 export const uploadBatches = pgTable('upload_batches', {

@@ -1,6 +1,7 @@
 /** Request and response shapes of the bulk settings operations (spec parts 2 and 4, "Bulk settings batch"). */
 import { Type, type Static } from 'typebox';
 import { DateTime, Nullable } from '../../platform/http/schemas.ts';
+import { AutoplayInterval, PageLayout, ReadingDirection } from './books.schemas.ts';
 import { ANIMATIONS } from './books.settings.ts';
 
 const Animation = Type.Union(ANIMATIONS.map((a) => Type.Literal(a)), { description: `One of ${ANIMATIONS.join(', ')}.` });
@@ -14,6 +15,7 @@ export const BulkSettings = Type.Object(
   {
     allow_fullscreen: Type.Optional(Type.Boolean()),
     animation_type: Type.Optional(Animation),
+    autoplay_interval: Type.Optional(AutoplayInterval),
     background: Type.Optional(Nullable(Type.String({ maxLength: 2048, description: 'A CSS color or gradient, or an image URL; null removes it.' }))),
     copyright_enabled: Type.Optional(Type.Boolean()),
     description: Type.Optional(Nullable(Type.String({ maxLength: 50000, description: "The book's description; null removes it." }))),
@@ -36,8 +38,10 @@ export const BulkSettings = Type.Object(
     magic_link_message: Type.Optional(Type.String({ maxLength: 1000 })),
     mobile_animation_type: Type.Optional(Animation),
     open_fullscreen_by_default: Type.Optional(Type.Boolean()),
+    page_layout: Type.Optional(PageLayout),
     pdf_password: Type.Optional(Nullable(Type.String({ maxLength: 255, description: 'Protects downloads; an empty string or null removes it. Never returned.' }))),
     pdf_privacy_status: Type.Optional(Type.String({ maxLength: 50 })),
+    reading_direction: Type.Optional(ReadingDirection),
     share_social_media: Type.Optional(Type.Boolean()),
     title: Type.Optional(Type.String({ minLength: 1, maxLength: 255, description: "The book's name." })),
     watermark: Type.Optional(Type.String({ maxLength: 2048 })),

@@ -21,7 +21,7 @@ import { parseAccessEntry } from '../access/access-entries.ts';
 import { subscribers } from '../access/access.tables.ts';
 import { recordEvent } from '../events/events.service.ts';
 import type { Caller } from './books.service.ts';
-import { DEFAULT_SETTINGS, applySettingsChange, downloadablePdfOf, settingsRevision, type SETTING_FIELDS, type SettingsChange } from './books.settings.ts';
+import { DEFAULT_SETTINGS, applySettingsChange, downloadablePdfOf, readerDefaults, settingsRevision, type SETTING_FIELDS, type SettingsChange } from './books.settings.ts';
 import { books, type BookRow } from './books.tables.ts';
 import type { BulkSettingsInput } from './bulk-settings.schemas.ts';
 import { bulkSettingsBatches, bulkSettingsItems, type BulkBatchRow, type BulkItemRow } from './bulk-settings.tables.ts';
@@ -43,6 +43,7 @@ const ONE_EVENT = { callerRecordsEvent: true } as const;
 const BULK_TO_SETTING = {
   allow_fullscreen: 'allow_fullscreen',
   animation_type: 'animation_type',
+  autoplay_interval: 'autoplay_interval',
   background: 'background',
   copyright_enabled: 'copyright_enabled',
   flip_sound: 'flip_sound',
@@ -52,7 +53,9 @@ const BULK_TO_SETTING = {
   magic_link_message: 'magic_link_message',
   mobile_animation_type: 'mobile_animation_type',
   open_fullscreen_by_default: 'open_fullscreen_by_default',
+  page_layout: 'page_layout',
   pdf_privacy_status: 'pdf_privacy_status',
+  reading_direction: 'reading_direction',
   share_social_media: 'share_social_media',
   watermark: 'watermark',
 } as const satisfies Partial<Record<keyof BulkSettingsInput, keyof typeof SETTING_FIELDS>>;
@@ -84,9 +87,11 @@ function revisionOf(row: BookRow): string {
 /** The book's settings in the bulk `settings` vocabulary, for the summary. */
 function bulkView(row: BookRow, plan: string, accessEntries: string[]): Record<string, unknown> {
   const s = { ...DEFAULT_SETTINGS, ...row.settings };
+  const reader = readerDefaults(s);
   return {
     allow_fullscreen: s.fullscreen_enabled,
     animation_type: s.animation_type,
+    autoplay_interval: reader.autoplay_interval,
     background: s.background,
     copyright_enabled: s.copyright_enabled,
     description: row.description,
@@ -102,7 +107,9 @@ function bulkView(row: BookRow, plan: string, accessEntries: string[]): Record<s
     magic_link_message: s.magic_link_message,
     mobile_animation_type: s.mobile_animation_type,
     open_fullscreen_by_default: s.open_fullscreen_by_default,
+    page_layout: reader.page_layout,
     pdf_privacy_status: s.privacy,
+    reading_direction: reader.reading_direction,
     share_social_media: s.share_social_media,
     title: row.name,
     watermark: s.watermark,

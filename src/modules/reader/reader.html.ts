@@ -36,6 +36,9 @@ const ICONS = {
   zoomIn: 'M11 19a8 8 0 1 0 0-16 8 8 0 0 0 0 16zM21 21l-4.35-4.35M11 8v6M8 11h6',
   zoomOut: 'M11 19a8 8 0 1 0 0-16 8 8 0 0 0 0 16zM21 21l-4.35-4.35M8 11h6',
   external: 'M15 3h6v6M10 14 21 3M18 13v6a2 2 0 0 1-2 2H5a2 2 0 0 1-2-2V8a2 2 0 0 1 2-2h6',
+  spread: 'M2 4h7a3 3 0 0 1 3 3v13a2 2 0 0 0-2-2H2zM22 4h-7a3 3 0 0 0-3 3v13a2 2 0 0 1 2-2h8z',
+  play: 'M7 4l13 8-13 8z',
+  pause: 'M8 5v14M16 5v14',
   copy: 'M20 9h-9a2 2 0 0 0-2 2v9a2 2 0 0 0 2 2h9a2 2 0 0 0 2-2v-9a2 2 0 0 0-2-2zM5 15H4a2 2 0 0 1-2-2V4a2 2 0 0 1 2-2h9a2 2 0 0 1 2 2v1',
 } as const;
 
@@ -191,6 +194,13 @@ export function renderReaderPage(input: ReaderPageInput): string {
     button('zoom-out', 'Zoom out', 'zoomOut', ' aria-disabled="true"'),
     button('zoom-in', 'Zoom in', 'zoomIn'),
   ];
+  // One page or two (wide screens only; client/main.ts shows it), and the slideshow with its seconds per view.
+  tools.push(`<button type="button" class="btn" id="layout" aria-label="Two pages side by side" title="Two pages side by side" aria-pressed="false" hidden>${icon('spread')}</button>`);
+  tools.push(`<button type="button" class="btn" id="autoplay" aria-label="Slideshow" title="Slideshow" aria-pressed="false">${icon('play', 'on')}${icon('pause', 'off')}</button>`);
+  const seconds = [3, 5, 10, 20, 30, 60];
+  if (data.auto && !seconds.includes(data.auto)) seconds.push(data.auto);
+  tools.push(`<select id="autoplay-interval" class="interval" aria-label="Seconds per page of the slideshow" title="Seconds per page">` +
+    seconds.toSorted((a, b) => a - b).map((s) => `<option value="${s}"${s === (data.auto ?? 5) ? ' selected' : ''}>${s} s</option>`).join('') + `</select>`);
   if (content.outline.length > 0) tools.push(button('open-toc', 'Table of contents', 'toc', ' data-open="dlg-toc" aria-haspopup="dialog"'));
   tools.push(button('open-thumbs', 'Page thumbnails', 'thumbs', ' data-open="dlg-thumbs" aria-haspopup="dialog"'));
   tools.push(button('open-search', 'Search', 'search', ' data-open="dlg-search" aria-haspopup="dialog"'));

@@ -9,7 +9,7 @@ import { planAllows } from '../../platform/auth/plans.ts';
 import type { Config } from '../../platform/config/env.ts';
 import type { Db } from '../../platform/db/database.ts';
 import type { Storage } from '../../platform/storage/storage.ts';
-import { DEFAULT_SETTINGS, effectiveStatus } from '../books/books.settings.ts';
+import { DEFAULT_SETTINGS, effectiveStatus, readerDefaults } from '../books/books.settings.ts';
 import { bookPages, books, type BookRow, type StoredBookSettings } from '../books/books.tables.ts';
 import type { OutlineEntry, PageLink, TextItem } from '../conversion/conversion.types.ts';
 import { runSeparator } from '../conversion/text-order.ts';
@@ -293,6 +293,10 @@ export class ReaderService {
       wm: settings.watermark?.trim() || null,
       textUntil,
     };
+    const reader = readerDefaults(settings);
+    if (reader.reading_direction === 'rtl') data.dir = 'rtl';
+    if (reader.page_layout !== 'auto') data.layout = reader.page_layout;
+    if (reader.autoplay_interval) data.auto = reader.autoplay_interval;
     const lead = await loadReaderLeadForm(this.db, row.id);
     if (lead) data.lead = lead;
     // Rendered from a catalog: the client asks for live prices and stock (content/live-items.ts).

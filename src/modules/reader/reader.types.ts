@@ -44,6 +44,10 @@ export interface ReaderData {
   textUntil: number;
   /** The book's lead form, when it has one enabled. */
   lead?: ReaderLeadForm;
+  /** Reader defaults of the book (issue 16), present only when not the default: right to left, a fixed layout, slideshow seconds. */
+  dir?: 'rtl';
+  layout?: 'single' | 'double';
+  auto?: number;
   /** Rendered from a catalog: the reader overlays live prices and stock (client/live-prices.ts). */
   live?: boolean;
 }

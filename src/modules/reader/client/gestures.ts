@@ -5,9 +5,12 @@
  * pages; a double click or double tap zooms to the point (or back out),
  * never turning twice; two fingers pinch; Ctrl/⌘ + wheel (and the trackpad's
  * pinch, which browsers send as Ctrl + wheel) zooms about the pointer; once
- * zoomed, a drag or the wheel pans. A mouse drag that starts on a run of the
- * page's text selects text instead of turning.
+ * zoomed, a drag or the wheel pans. With the `flip` animation, a drag from
+ * the book's outer fifths (any drag sideways on a touch screen) curls the
+ * page under the pointer and completes or springs back on release (paged.ts);
+ * a mouse drag that starts on a run of the page's text selects text instead.
  */
+import type { Drag } from './paged.ts';
 import type { Zoom } from './zoom.ts';
 
 export interface GestureHost {
@@ -18,6 +21,8 @@ export interface GestureHost {
   paged(): boolean;
   /** One view forward (1) or back (-1) in reading order. */
   step(delta: 1 | -1): void;
+  /** Starts a dragged turn `delta` views away in reading order (null: not possible now). */
+  grab(delta: 1 | -1, clientX: number, clientY: number): Drag | null;
 }
 
 /** A double tap: the second within this long of the first, this close to it. */
@@ -28,7 +33,13 @@ const DOUBLE_ZOOM = 2.5;
 export function setupGestures(host: GestureHost): void {
   const { stage, zoom } = host;
   const pointers = new Map<number, { x: number; y: number }>();
-  let gesture: { kind: 'tap' | 'select' | 'pinch'; id: number; x0: number; y0: number; x: number; y: number; moved: boolean } | null = null;
+  let gesture: {
+    kind: 'tap' | 'select' | 'pinch'; id: number; x0: number; y0: number; x: number; y: number; moved: boolean;
+    /** The outer fifth it started on (-1 left, 1 right, 0 neither), the turn it drags, its speed (px/ms). */
+    side: -1 | 0 | 1; drag: Drag | null; vx: number; t: number;
+  } | null = null;
+  /** A drag ends with a click on the element under the pointer: that click must not turn again. */
+  let dragged = false;
   let pinch: { distance: number; mx: number; my: number } | null = null;
   let lastTap = { time: 0, x: 0, y: 0, turned: false };
   /** Double taps on touch screens are detected here; the browser's dblclick is for the mouse only. */
@@ -70,7 +81,11 @@ export function setupGestures(host: GestureHost): void {
     const target = event.target as Element;
     // A mouse drag from a run of text selects it; from anywhere else (margins, pictures) it turns.
     const onText = event.pointerType === 'mouse' && target.closest('.textlayer span') !== null;
-    gesture = { kind: onText ? 'select' : 'tap', id: event.pointerId, x0: event.clientX, y0: event.clientY, x: event.clientX, y: event.clientY, moved: false };
+    gesture = {
+      kind: onText ? 'select' : 'tap', id: event.pointerId, x0: event.clientX, y0: event.clientY, x: event.clientX, y: event.clientY, moved: false,
+      side: edge(event.clientX, target), drag: null, vx: 0, t: event.timeStamp,
+    };
+    dragged = false;
   });
 
   stage.addEventListener('pointermove', (event) => {
@@ -85,8 +100,23 @@ export function setupGestures(host: GestureHost): void {
       return;
     }
     if (!gesture || gesture.id !== event.pointerId || gesture.kind !== 'tap') return;
-    if (Math.abs(event.clientX - gesture.x0) > 6 || Math.abs(event.clientY - gesture.y0) > 6) gesture.moved = true;
+    const dx = event.clientX - gesture.x0;
+    if (Math.abs(dx) > 6 || Math.abs(event.clientY - gesture.y0) > 6) gesture.moved = true;
     if (zoom.zoomed && gesture.moved) zoom.pan(event.clientX - gesture.x, event.clientY - gesture.y);
+    else if (gesture.moved && !gesture.drag) {
+      // The mouse turns from the book's outer fifths (its middle is for text); a finger from anywhere, sideways.
+      const side = event.pointerType === 'mouse' ? gesture.side : Math.abs(dx) > Math.abs(event.clientY - gesture.y0) ? (dx < 0 ? 1 : -1) : 0;
+      if (side !== 0) {
+        gesture.drag = host.grab(((side > 0) !== host.rtl ? 1 : -1) as 1 | -1, gesture.x0, gesture.y0);
+        if (gesture.drag) stage.setPointerCapture?.(event.pointerId);
+      }
+    }
+    if (gesture.drag) {
+      gesture.drag.move(event.clientX, event.clientY);
+      const dt = event.timeStamp - gesture.t;
+      if (dt > 0) gesture.vx = 0.6 * ((event.clientX - gesture.x) / dt) + 0.4 * gesture.vx;
+    }
+    gesture.t = event.timeStamp;
     gesture.x = event.clientX;
     gesture.y = event.clientY;
   });
@@ -100,6 +130,13 @@ export function setupGestures(host: GestureHost): void {
       return;
     }
     gesture = null;
+    if (current.drag) {
+      dragged = true;
+      if (cancelled) current.drag.release(current.x0, current.y0, 0);
+      // A pointer held still before release is not a flick.
+      else current.drag.release(event.clientX, event.clientY, event.timeStamp - current.t > 100 ? 0 : current.vx);
+      return;
+    }
     if (cancelled || current.kind !== 'tap') return;
     const dx = event.clientX - current.x0;
     const dy = event.clientY - current.y0;
@@ -129,6 +166,10 @@ export function setupGestures(host: GestureHost): void {
 
   // Mouse clicks: one on an outer fifth turns; the second click of a double click never turns again.
   stage.addEventListener('click', (event) => {
+    if (dragged) {
+      dragged = false;
+      return;
+    }
     if (!host.paged() || event.detail > 1 || zoom.zoomed) return;
     if ((event as PointerEvent).pointerType && (event as PointerEvent).pointerType !== 'mouse') return;
     const target = event.target as Element;

@@ -4,7 +4,10 @@
  * The reader's browser code: takes over the server-rendered page, lays the
  * book out for the screen (spreads when wide, single pages when narrow, the
  * scroll view when the book asks for it), and turns pages on buttons, keys,
- * swipes, clicks, links and #page=N.
+ * swipes, clicks, links and #page=N. The book's reading direction, page
+ * layout and slideshow come from its settings, overridden by ?dir=,
+ * ?layout= and ?autoplay= in the URL; readers switch one or two pages and
+ * the slideshow from the toolbar.
  */
 import type { ReaderData } from '../reader.types.ts';
 import { byId, h, reducedMotion } from './dom.ts';
@@ -31,7 +34,12 @@ function start(): void {
   const total = data.pages.length;
   if (total === 0) return;
   const params = new URLSearchParams(location.search);
-  const rtl = params.get('dir') === 'rtl';
+  const dirParam = params.get('dir');
+  const rtl = dirParam === 'rtl' || dirParam === 'ltr' ? dirParam === 'rtl' : data.dir === 'rtl';
+  const layoutParam = params.get('layout');
+  /** auto: two pages when wide enough; single or double: the reader's (or the book's) choice. */
+  let pageLayout = layoutParam === 'single' || layoutParam === 'double' || layoutParam === 'auto' ? layoutParam : (data.layout ?? 'auto');
+  const autoParam = params.get('autoplay');
   const forced = params.get('animation');
   const pages = new Pages(data);
   const tracker = startTracking(data);
@@ -55,6 +63,9 @@ function start(): void {
   let view: PagedView | ScrollView | null = null;
   let mode = '';
   let current = 1;
+  /** The slideshow (below): its timer, and whether it runs. */
+  let autoTimer = 0;
+  let playing = false;
   const embedLayout = setupEmbed(data, () => current);
 
   const pageFromHash = (): number | null => {
@@ -99,6 +110,7 @@ function start(): void {
     current = target;
     if (turned && animate && view.kind === 'paged') sound.play();
     changed(true);
+    if (playing) arm();
     // A focused link on the old page is gone: keep focus in the book.
     if (focusWasOnPage && !stage.contains(document.activeElement)) stage.focus({ preventScroll: true });
   };
@@ -121,7 +133,12 @@ function start(): void {
     const ratio = pages.ratio(1);
     const single = Math.min(height, width / ratio);
     const double = Math.min(height, width / (2 * ratio));
-    const spread = animation !== 'scroll_view' && width >= 600 && total > 1 && double >= single * 0.8;
+    const wide = animation !== 'scroll_view' && width >= 600 && total > 1;
+    const spread = wide && (pageLayout === 'auto' ? double >= single * 0.8 : pageLayout === 'double');
+    if (layoutButton) {
+      layoutButton.hidden = !wide;
+      layoutButton.setAttribute('aria-pressed', String(spread));
+    }
     const key = `${animation}|${spread}`;
     if (key !== mode) {
       view?.destroy();
@@ -133,6 +150,15 @@ function start(): void {
             scheduleAnnounce();
           })
         : new PagedView(layer, pages, { spread, animation, rtl });
+      // A turn dragged to completion (gestures.ts): the page changes as with any other turn.
+      if (view instanceof PagedView) {
+        view.onTurn = (page) => {
+          current = page;
+          sound.play();
+          changed(true);
+          if (playing) arm();
+        };
+      }
       mode = key;
       root.dataset.mode = view.kind;
       root.dataset.spread = String(spread);
@@ -153,6 +179,13 @@ function start(): void {
     clearTimeout(announceTimer);
     announceTimer = window.setTimeout(() => changed(true), 400);
   };
+
+  // One page or two, on wide screens: the reader's choice holds until the page is reloaded.
+  const layoutButton = byId('layout');
+  layoutButton?.addEventListener('click', () => {
+    pageLayout = root.dataset.spread === 'true' ? 'single' : 'double';
+    layout();
+  });
 
   current = pageFromHash() ?? 1;
   layout();
@@ -220,6 +253,7 @@ function start(): void {
     rtl,
     paged: () => view?.kind === 'paged',
     step: (delta) => step(delta),
+    grab: (delta, x, y) => (view instanceof PagedView && !zoom.zoomed && !reducedMotion() ? view.grab(delta, x, y) : null),
   });
 
   // Sound: needs a user gesture to start; the button mutes it.
@@ -260,6 +294,38 @@ function start(): void {
         addEventListener('keydown', onFirst, true);
       }
     }
+  }
+
+  // The slideshow: a view every N seconds, from the book's settings, ?autoplay=N or the toolbar; it stops at
+  // the end, and the reader can stop it at any time (WCAG 2.2.2). A turn by hand starts the interval again.
+  const autoButton = byId('autoplay');
+  const intervalSelect = byId<HTMLSelectElement>('autoplay-interval');
+  const seconds = (): number => Math.max(2, Number(intervalSelect?.value) || 5);
+  const arm = (): void => {
+    clearTimeout(autoTimer);
+    if (!playing) return;
+    autoTimer = window.setTimeout(() => {
+      const next = view?.neighbour(current, 1);
+      if (next) go(next);
+      else {
+        play(false);
+      }
+    }, seconds() * 1000);
+  };
+  const play = (on: boolean): void => {
+    playing = on;
+    root.dataset.autoplay = on ? String(seconds()) : '';
+    autoButton?.setAttribute('aria-pressed', String(on));
+    autoButton?.setAttribute('aria-label', on ? 'Stop the slideshow' : 'Slideshow');
+    arm();
+  };
+  autoButton?.addEventListener('click', () => play(!playing));
+  intervalSelect?.addEventListener('change', () => play(playing));
+  const autoStart = autoParam !== null ? Number(autoParam) : (data.auto ?? 0);
+  if (autoStart >= 2 && intervalSelect) {
+    if (![...intervalSelect.options].some((o) => o.value === String(autoStart))) intervalSelect.add(new Option(`${autoStart} s`, String(autoStart)));
+    intervalSelect.value = String(autoStart);
+    play(true);
   }
 
   setupPanels({

@@ -2,15 +2,24 @@
 /// <reference lib="dom.iterable" />
 /**
  * The paged reader: one view at a time (a spread of two pages, or a single
- * page), and the animations between views: flip (a 3D page turn around the
- * spine), slide, fade, zoom, flick-through (the sheet is flicked away; a jump
- * riffles blank sheets) and cut. Right-to-left books mirror the book and
+ * page), and the animations between views: flip (a page curl, curl.ts, that
+ * also follows the reader's finger or mouse from a corner or edge), slide,
+ * fade, zoom, flick-through (the sheet is flicked away; a jump riffles blank
+ * sheets) and cut. Right-to-left books mirror the book and
  * un-mirror each page, so the geometry below is always left-to-right.
  *
  * Spreads: the cover is alone on the right (view 0), then 2|3, 4|5, ...
  */
 import { fit, h, px } from './dom.ts';
+import { Curl, type Point } from './curl.ts';
 import type { Pages } from './pages.ts';
+
+/** A turn the reader drags (gestures.ts): the corner follows the pointer; release completes or springs back. */
+export interface Drag {
+  move(clientX: number, clientY: number): void;
+  /** `vx`: the pointer's horizontal speed at release (px/ms, screen direction). */
+  release(clientX: number, clientY: number, vx: number): void;
+}
 
 export interface PagedOptions {
   spread: boolean;
@@ -39,7 +48,9 @@ export class PagedView {
   private slotW = 0;
   private slotH = 0;
   private stageW = 0;
-  private running: { animations: Animation[]; done: () => void } | null = null;
+  /** Room between the book and the stage's top and bottom edges. */
+  private marginY = 0;
+  private running: { animations: Animation[]; frame?: number; done: () => void } | null = null;
 
   constructor(stage: HTMLElement, pages: Pages, options: PagedOptions) {
     this.stage = stage;
@@ -96,6 +107,7 @@ export class PagedView {
     this.slotW = this.spread ? box.width / 2 : box.width;
     this.slotH = box.height;
     this.stageW = width;
+    this.marginY = (height - box.height) / 2;
     Object.assign(this.book.style, { left: px((width - box.width) / 2), top: px((height - box.height) / 2), width: px(box.width), height: px(box.height) });
     if (this.index >= 0) this.render(this.index);
   }
@@ -191,6 +203,7 @@ export class PagedView {
     if (!running) return;
     this.running = null;
     for (const animation of running.animations) animation.cancel();
+    if (running.frame) cancelAnimationFrame(running.frame);
     running.done();
   }
 
@@ -207,24 +220,22 @@ export class PagedView {
 
     switch (this.animation) {
       case 'flip': {
-        const [fromL, fromR] = this.pagesOf(from);
-        const [toL, toR] = this.pagesOf(to);
-        let under: HTMLElement;
-        let leaf: HTMLElement;
-        if (this.spread) {
-          under = dir > 0 ? this.build([fromL ?? null, toR ?? null]) : this.build([toL ?? null, fromR ?? null]);
-          leaf = dir > 0 ? this.leaf(fromR ?? null, toL ?? null) : this.leaf(toR ?? null, fromL ?? null);
-        } else {
-          under = this.build([dir > 0 ? to + 1 : from + 1]);
-          leaf = this.leaf(dir > 0 ? from + 1 : to + 1, null);
-        }
-        this.book.replaceChildren(under, leaf);
-        const turn = [{ transform: 'rotateY(0deg)' }, { transform: 'rotateY(-180deg)' }];
-        animations.push(leaf.animate(dir > 0 ? turn : turn.reverse(), timing({ easing: 'cubic-bezier(.4,.1,.3,1)' })));
-        for (const shade of leaf.querySelectorAll('.shade')) {
-          animations.push(shade.animate([{ opacity: 0 }, { opacity: 0.55 }, { opacity: 0 }], timing()));
-        }
-        break;
+        const curl = this.curl(from, to);
+        const start = performance.now();
+        const ease = (t: number) => (t < 0.5 ? 2 * t * t : 1 - (-2 * t + 2) ** 2 / 2);
+        const running = { animations, frame: 0, done: () => this.render(to) };
+        const frame = (now: number) => {
+          const t = Math.min(1, (now - start) / duration);
+          curl.set(curl.along(dir > 0 ? ease(t) : 1 - ease(t)));
+          if (t < 1) running.frame = requestAnimationFrame(frame);
+          else if (this.running === running) this.finish();
+        };
+        curl.set(curl.along(dir > 0 ? 0 : 1));
+        running.frame = requestAnimationFrame(frame);
+        this.running = running;
+        this.index = to;
+        this.target = to;
+        return;
       }
       case 'slide': {
         const next = this.build(this.pagesOf(to));
@@ -300,17 +311,109 @@ export class PagedView {
     );
   }
 
-  /** A turning sheet: `front` shows on the right (or the single page), `back` once it has turned over to the left. */
-  private leaf(front: Slot, back: Slot): HTMLElement {
-    const leaf = h('div', 'leaf');
-    const frontFace = h('div', 'face f');
-    const backFace = h('div', 'face b');
-    if (front !== null) frontFace.append(this.place(front));
-    if (back !== null) backFace.append(this.place(back));
-    else if (this.spread) backFace.append(this.pages.blank(this.slotW, this.slotH));
-    frontFace.append(h('div', 'shade'));
-    backFace.append(h('div', 'shade'));
-    leaf.append(frontFace, backFace);
-    return leaf;
+  /**
+   * Lays out a curl from view `from` to the next or previous view `to`: the view underneath, the sheet's
+   * front (cut at the fold) and its lifted part. The sheet is always on the right: a turn back is a turn
+   * forward played in reverse (its sheet starts flat on the left).
+   */
+  private curl(from: number, to: number, top = false): Curl {
+    const forward = to > from;
+    const [fromL, fromR] = this.pagesOf(from);
+    const [toL, toR] = this.pagesOf(to);
+    let under: HTMLElement;
+    let front: Slot;
+    let back: Slot;
+    if (this.spread) {
+      under = forward ? this.build([fromL ?? null, toR ?? null]) : this.build([toL ?? null, fromR ?? null]);
+      front = forward ? (fromR ?? null) : (toR ?? null);
+      back = forward ? (toL ?? null) : (fromL ?? null);
+    } else {
+      under = this.build([forward ? to + 1 : from + 1]);
+      front = forward ? from + 1 : to + 1;
+      back = null;
+    }
+    const sheet = this.slot(this.spread ? 'r sheet' : 's sheet', front);
+    const backPage = back !== null ? this.place(back) : this.pages.blank(this.slotW, this.slotH);
+    const curl = new Curl(sheet, backPage, this.spread ? this.slotW : 0, this.slotW, this.slotH, top, Math.max(0, this.marginY));
+    curl.el.classList.add(this.spread ? 'to-l' : 'to-s');
+    this.book.replaceChildren(under, sheet, curl.el);
+    return curl;
+  }
+
+  /** Called when a dragged turn completes, with the first page of the view turned to. */
+  onTurn: ((page: number) => void) | null = null;
+
+  /**
+   * Starts a turn the reader drags, `delta` views away, from the screen point (clientX, clientY); null when
+   * there is nothing to turn to, the animation is not `flip`, or the pages there have no image yet.
+   */
+  grab(delta: 1 | -1, clientX: number, clientY: number): Drag | null {
+    if (this.animation !== 'flip' || this.running || this.index < 0 || this.target !== this.index) return null;
+    const from = this.index;
+    const to = from + delta;
+    if (to < 0 || to >= this.viewCount) return null;
+    const needed = this.pagesOf(to).filter((n): n is number => n !== null);
+    for (const n of needed) this.place(n);
+    if (!needed.every((n) => this.pages.isReady(n))) return null;
+    const box = this.book.getBoundingClientRect();
+    const scale = box.width / (this.book.offsetWidth || 1);
+    // Book coordinates (a right-to-left book is drawn mirrored), then the sheet's slot.
+    const local = (x: number, y: number): Point => {
+      const bx = (this.rtl ? box.right - x : x - box.left) / scale;
+      return { x: bx - (this.spread ? this.slotW : 0), y: (y - box.top) / scale };
+    };
+    const origin = local(clientX, clientY);
+    const curl = this.curl(from, to, origin.y < this.slotH / 2);
+    const forward = delta > 0;
+    const start = curl.rest(!forward);
+    // On a single page the corner travels twice the page's width: it follows the pointer at twice its pace.
+    const pace = this.spread ? 1 : 2;
+    const pointAt = (x: number, y: number): Point => {
+      const at = local(x, y);
+      return { x: start.x + (at.x - origin.x) * pace, y: start.y + (at.y - origin.y) };
+    };
+    curl.set(start);
+    const running = { animations: [] as Animation[], frame: 0, done: () => this.render(from) };
+    this.running = running;
+    let released = false;
+    return {
+      move: (x, y) => {
+        if (released || this.running !== running) return;
+        curl.set(pointAt(x, y));
+      },
+      release: (x, y, vx) => {
+        if (released || this.running !== running) return;
+        released = true;
+        curl.set(pointAt(x, y));
+        // Past a third of the way, or flicked that way: the turn completes; otherwise the sheet falls back.
+        const speed = (this.rtl ? -vx : vx) * (forward ? -1 : 1);
+        const progress = forward ? curl.progress : 1 - curl.progress;
+        const complete = progress > 0.35 || speed > 0.4;
+        const end = curl.rest(forward === complete);
+        const from0 = curl.point;
+        const distance = Math.hypot(end.x - from0.x, end.y - from0.y) / (2 * this.slotW);
+        const duration = 120 + 380 * Math.min(1, distance);
+        if (complete) {
+          running.done = () => this.render(to);
+          this.index = to;
+          this.target = to;
+          const shiftTo = this.shift(to);
+          const shiftFrom = this.shift(from);
+          if (shiftFrom !== shiftTo) running.animations.push(this.book.animate([{ translate: shiftFrom }, { translate: shiftTo }], { duration, easing: 'ease-out' }));
+          this.book.style.translate = shiftTo;
+          this.onTurn?.(this.firstOf(this.spread ? Math.max(1, to * 2) : to + 1));
+          this.preload(to, this.ticket);
+        }
+        const t0 = performance.now();
+        const frame = (now: number) => {
+          const t = Math.min(1, (now - t0) / duration);
+          const e = 1 - (1 - t) ** 3;
+          curl.set({ x: from0.x + (end.x - from0.x) * e, y: from0.y + (end.y - from0.y) * e });
+          if (t < 1) running.frame = requestAnimationFrame(frame);
+          else if (this.running === running) this.finish();
+        };
+        running.frame = requestAnimationFrame(frame);
+      },
+    };
   }
 }

@@ -12,6 +12,7 @@ import sharp from 'sharp';
 import { bookPages, books } from '../../src/modules/books/books.tables.ts';
 import { makePdf, makePng } from '../documents.ts';
 import { startService, uploadFile, waitForBatch, type TestService } from '../helpers.ts';
+import { startS3, type S3Server } from '../scale/cluster.ts';
 
 describe('page renditions drawn on demand', () => {
   let svc: TestService;
@@ -36,8 +37,6 @@ describe('page renditions drawn on demand', () => {
     assert.ok(row, `page ${page}`);
     return row.images;
   }
-
-  const widthOf = async (res: Response) => (await sharp(Buffer.from(await res.arrayBuffer())).metadata()).width;
 
   it('lists 2048 px without making it, draws it on the first request from the stored PDF, then serves it from storage', async () => {
     const randomId = await convert(await makePdf({ pages: 2 }), 'Lazy.pdf');
@@ -108,3 +107,45 @@ describe('page renditions drawn on demand', () => {
     assert.equal((await fetch(`${svc.url}/assets/${stored.key}`)).status, 200);
   });
 });
+
+describe('page renditions drawn on demand, with S3 storage and a bucket URL', () => {
+  let s3: S3Server;
+  let svc: TestService;
+  let key: string;
+  before(async () => {
+    s3 = await startS3();
+    svc = await startService({
+      env: {
+        S3_BUCKET: s3.bucket, S3_ENDPOINT: s3.endpoint, S3_REGION: 'us-east-1', S3_ACCESS_KEY_ID: 'S3RVER', S3_SECRET_ACCESS_KEY: 'S3RVER', S3_FORCE_PATH_STYLE: true,
+        S3_PUBLIC_URL: `${s3.endpoint}/${s3.bucket}`,
+      },
+    });
+    key = (await svc.workspace()).key;
+  });
+  after(async () => {
+    await svc.stop();
+    await s3.close();
+  });
+
+  it('points on-demand images at the service (the bucket has nothing yet), stores the drawing in the bucket, which serves it after', async () => {
+    const res = await uploadFile(svc, key, await makePdf({ pages: 1 }), 'S3.pdf', { status: 'publish' });
+    const batch = await waitForBatch(svc, key, res.body.data.batch_id);
+    assert.equal(batch.status, 'completed', JSON.stringify(batch.error));
+    const pages = await svc.request('GET', `/v1/books/${batch.books[0].random_id}/pages`, { key });
+    const [small, , lazy] = pages.body.data[0].images as { width: number; url: string }[];
+    assert.ok(small!.url.startsWith(s3.endpoint), `stored images come from the bucket: ${small!.url}`);
+    assert.ok(lazy!.url.startsWith(`${svc.url}/assets/`), `the on-demand one from the service: ${lazy!.url}`);
+    const objectKey = lazy!.url.slice(`${svc.url}/assets/`.length);
+    assert.equal((await fetch(`${s3.endpoint}/${s3.bucket}/${objectKey}`)).status, 404, 'not in the bucket before its first request');
+    const drawn = await fetch(lazy!.url);
+    assert.equal(drawn.status, 200);
+    assert.equal(await widthOf(drawn), 2048);
+    const fromBucket = await fetch(`${s3.endpoint}/${s3.bucket}/${objectKey}`);
+    assert.equal(fromBucket.status, 200, 'stored in the bucket');
+    assert.equal(await widthOf(fromBucket), 2048);
+  });
+});
+
+async function widthOf(res: Response): Promise<number | undefined> {
+  return (await sharp(Buffer.from(await res.arrayBuffer())).metadata()).width;
+}

@@ -23,6 +23,8 @@
  *          --no-reference        skip pdftoppm / mutool
  *          --no-scaling          skip the 100 vs 1,000 page check
  *          --no-ssim             skip the SSIM against pdftoppm
+ *          --ssim-only           only the SSIM of the corpus (no timing)
+ *          --scaling-only        only the 100 vs 1,000 page check
  *          --all-widths-now      also render the 2048 px image during the conversion
  *                                (as before on-demand renditions), timed as a second run
  *
@@ -49,6 +51,8 @@ const { values: args } = parseArgs({
     'no-scaling': { type: 'boolean', default: false },
     'no-ssim': { type: 'boolean', default: false },
     'all-widths-now': { type: 'boolean', default: false },
+    'ssim-only': { type: 'boolean', default: false },
+    'scaling-only': { type: 'boolean', default: false },
     concurrency: { type: 'string' },
   },
 });
@@ -97,8 +101,10 @@ async function meanSsim(file: string, pages: Map<number, string>): Promise<numbe
     for (const [number, ours] of pages) {
       const ref = path.join(out, `p-${String(number).padStart(digits, '0')}.png`);
       if (!existsSync(ref)) continue;
-      const a = await sharp(ours).flatten({ background: '#ffffff' }).ensureAlpha().raw().toBuffer({ resolveWithObject: true });
-      const b = await sharp(ref).flatten({ background: '#ffffff' }).resize(a.info.width, a.info.height, { fit: 'fill' }).ensureAlpha().raw().toBuffer();
+      // A page one renderer cannot draw (a damaged page tree) has no pair to compare.
+      const a = await sharp(ours).flatten({ background: '#ffffff' }).ensureAlpha().raw().toBuffer({ resolveWithObject: true }).catch(() => null);
+      const b = a && await sharp(ref).flatten({ background: '#ffffff' }).resize(a.info.width, a.info.height, { fit: 'fill' }).ensureAlpha().raw().toBuffer().catch(() => null);
+      if (!a || !b) continue;
       const image = (data: Buffer) => ({ data: new Uint8ClampedArray(data.buffer, data.byteOffset, data.length), width: a.info.width, height: a.info.height });
       sum += ssim(image(a.data), image(b)).mssim;
       count++;
@@ -165,6 +171,7 @@ async function corpusPhase(): Promise<{ files: string[]; pages: number } | null>
   }
 
   let pages = 0;
+  if (args['ssim-only']) return { files: timed, pages };
   const variants = formats.flatMap((format) => [{ format, allNow: false }, ...(args['all-widths-now'] ? [{ format, allNow: true }] : [])]);
   for (const { format, allNow } of variants) {
     const label = allNow ? `${format}, 2048 px too` : format;
@@ -318,8 +325,8 @@ async function scalingPhase(): Promise<void> {
 
 const load = () => loadavg().map((l) => l.toFixed(2)).join(', ');
 console.log(`flipbook conversion benchmark — Node ${process.version}, ${availableParallelism()} cores, libvips ${sharp.versions.vips}, load average ${load()}`);
-const corpusRun = await corpusPhase();
-if (corpusRun && !args['no-reference']) await referencePhase(corpusRun.files, corpusRun.pages);
+const corpusRun = args['scaling-only'] ? null : await corpusPhase();
+if (corpusRun && !args['no-reference'] && !args['ssim-only']) await referencePhase(corpusRun.files, corpusRun.pages);
 if (corpusRun && !args['no-ssim']) await ssimPhase(corpusRun.files);
-if (!args['no-scaling']) await scalingPhase();
+if (!args['no-scaling'] && !args['ssim-only']) await scalingPhase();
 console.log(`\nload average at the end: ${load()}`);

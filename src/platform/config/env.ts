@@ -50,7 +50,7 @@ export const EnvSchema = Type.Object({
   MAX_PAGES_PER_BOOK: Type.Integer({ minimum: 1, default: 2000, description: 'A document with more pages fails its upload batch at once.' }),
   CONVERSION_LEASE_SECONDS: Type.Integer({ minimum: 1, maximum: 3600, default: 20, description: 'A running conversion renews its lease every quarter of this; a worker silent for this long (killed) has its book re-queued within about 1.5 times it.' }),
   PAGE_WIDTHS: Type.String({ default: '320,1024,2048', description: 'Widths in px each page is rendered at (comma-separated).' }),
-  PAGE_WIDTHS_ON_DEMAND: Type.String({ default: '2048', description: 'Widths of PAGE_WIDTHS a PDF conversion leaves out, each drawn on its first request and stored (comma-separated; empty: all during the conversion).' }),
+  PAGE_WIDTHS_ON_DEMAND: Type.String({ default: '2048', description: 'Widths of PAGE_WIDTHS a PDF conversion leaves out, each drawn on its first request and stored (comma-separated; others are ignored; empty: all during the conversion).' }),
   ZOOM_WIDTHS: Type.String({ default: '3072,4096,5120', description: 'Extra page renditions for the reader\'s zoom, drawn on first request and stored (comma-separated, up to 8192; empty: none).' }),
   RENDITIONS_PER_MINUTE: Type.Integer({ minimum: 1, default: 120, description: 'On-demand page renditions one client address may have drawn per minute (those already stored are not counted).' }),
   WORKER_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 64, default: 2, description: 'Jobs one worker process runs at once.' }),
@@ -134,8 +134,8 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     extra.push('PAGE_WIDTHS: 1 to 6 comma-separated integers from 64 to 4096');
   }
   const widthList = (value: string) => value.split(',').map((w) => w.trim()).filter(Boolean).map(Number);
-  const lazyWidths = widthList(env.PAGE_WIDTHS_ON_DEMAND);
-  if (lazyWidths.some((w) => !pageWidths.includes(w))) extra.push('PAGE_WIDTHS_ON_DEMAND: widths must be listed in PAGE_WIDTHS');
+  // A width PAGE_WIDTHS does not list is not made at all, on demand or not.
+  const lazyWidths = widthList(env.PAGE_WIDTHS_ON_DEMAND).filter((w) => pageWidths.includes(w));
   const zoomWidths = widthList(env.ZOOM_WIDTHS);
   if (zoomWidths.length > 6 || zoomWidths.some((w) => !Number.isInteger(w) || w < 64 || w > 8192)) extra.push('ZOOM_WIDTHS: up to 6 comma-separated integers from 64 to 8192');
   if (env.SECRET_KEY && env.SECRET_KEY.length < 32) extra.push('SECRET_KEY: must be at least 32 characters');

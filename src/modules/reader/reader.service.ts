@@ -253,7 +253,7 @@ export class ReaderService {
     const pages: ReaderPage[] = rows.map((p, index) => {
       const images: ReaderImage[] = p.images.map((image, i): ReaderImage => {
         const suffix = urls[index]![i]!.slice(prefix.length);
-        return image.onDemand ? [image.width, image.height, suffix, 1] : [image.width, image.height, suffix];
+        return image.onDemand ? [image.width, image.height, suffix, image.onDemand === 'zoom' ? 2 : 1] : [image.width, image.height, suffix];
       });
       const page: ReaderPage = { w: round(p.widthPt), h: round(p.heightPt), i: images };
       const links = p.links.map(toLink).filter((l): l is ReaderLink => l !== null);

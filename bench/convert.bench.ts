@@ -11,6 +11,10 @@
  * 3. Scaling check: peak memory converting a generated 1,000-page PDF vs a
  *    100-page one (the goal is flat).
  *
+ * 4. Fidelity: per corpus document, the mean SSIM of our 1024 px image against
+ *    a pdftoppm render of the same page scaled to the same size (ssim.js,
+ *    default options), computed outside the timed run.
+ *
  * Peak RSS is the kernel's VmHWM for this process, which includes the render
  * worker threads (same address space), reset between phases via
  * /proc/self/clear_refs.
@@ -18,17 +22,26 @@
  * Options: --formats webp,jpeg   output formats to time (default webp,jpeg)
  *          --no-reference        skip pdftoppm / mutool
  *          --no-scaling          skip the 100 vs 1,000 page check
+ *          --no-ssim             skip the SSIM against pdftoppm
+ *          --ssim-only           only the SSIM of the corpus (no timing)
+ *          --scaling-only        only the 100 vs 1,000 page check
+ *          --all-widths-now      also render the 2048 px image during the conversion
+ *                                (as before on-demand renditions), timed as a second run
+ *
+ * The default output is the service's: 320 and 1024 px during the conversion,
+ * 2048 px drawn on its first request (DEFAULT_ON_DEMAND_WIDTHS).
  *          --concurrency N       render workers (default: cores)
  */
 import { execFile } from 'node:child_process';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
-import { availableParallelism, tmpdir } from 'node:os';
+import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs, promisify } from 'node:util';
 import { PDFDocument, StandardFonts, rgb } from 'pdf-lib';
 import sharp from 'sharp';
-import { convertDocument, detectDocumentType, type ImageFormat } from '../src/modules/conversion/conversion.service.ts';
+import { ssim } from 'ssim.js';
+import { DEFAULT_ON_DEMAND_WIDTHS, convertDocument, detectDocumentType, type ImageFormat } from '../src/modules/conversion/conversion.service.ts';
 
 const run = promisify(execFile);
 const { values: args } = parseArgs({
@@ -36,6 +49,10 @@ const { values: args } = parseArgs({
     formats: { type: 'string', default: 'webp,jpeg' },
     'no-reference': { type: 'boolean', default: false },
     'no-scaling': { type: 'boolean', default: false },
+    'no-ssim': { type: 'boolean', default: false },
+    'all-widths-now': { type: 'boolean', default: false },
+    'ssim-only': { type: 'boolean', default: false },
+    'scaling-only': { type: 'boolean', default: false },
     concurrency: { type: 'string' },
   },
 });
@@ -68,24 +85,57 @@ interface DocRun {
   seconds: number;
   firstPageSeconds: number;
   failedPages: number[];
+  ssim?: number;
 }
 
-async function convertOne(file: string, format: ImageFormat): Promise<DocRun> {
+/** Mean SSIM of our 1024 px images (files in `pages`) against pdftoppm renders of the same pages, scaled to the same size. */
+async function meanSsim(file: string, pages: Map<number, string>): Promise<number> {
+  const password = PASSWORDS[path.basename(file)];
+  const out = await mkdtemp(path.join(tmpdir(), 'flipbook-bench-ssim-'));
+  try {
+    await run('pdftoppm', ['-scale-to-x', '1024', '-scale-to-y', '-1', '-png', ...(password ? ['-upw', password] : []), file, path.join(out, 'p')], { maxBuffer: 16 * 1024 * 1024 }).catch(() => undefined);
+    const refs = (await readdir(out)).sort();
+    const digits = refs[0] ? /-(\d+)\.png$/.exec(refs[0])![1]!.length : 1;
+    let sum = 0;
+    let count = 0;
+    for (const [number, ours] of pages) {
+      const ref = path.join(out, `p-${String(number).padStart(digits, '0')}.png`);
+      if (!existsSync(ref)) continue;
+      // A page one renderer cannot draw (a damaged page tree) has no pair to compare.
+      const a = await sharp(ours).flatten({ background: '#ffffff' }).ensureAlpha().raw().toBuffer({ resolveWithObject: true }).catch(() => null);
+      const b = a && await sharp(ref).flatten({ background: '#ffffff' }).resize(a.info.width, a.info.height, { fit: 'fill' }).ensureAlpha().raw().toBuffer().catch(() => null);
+      if (!a || !b) continue;
+      const image = (data: Buffer) => ({ data: new Uint8ClampedArray(data.buffer, data.byteOffset, data.length), width: a.info.width, height: a.info.height });
+      sum += ssim(image(a.data), image(b)).mssim;
+      count++;
+    }
+    return count ? sum / count : Number.NaN;
+  } finally {
+    await rm(out, { recursive: true, force: true });
+  }
+}
+
+async function convertOne(file: string, format: ImageFormat, measureSsim = false, allNow = false): Promise<DocRun> {
   const workDir = await mkdtemp(path.join(tmpdir(), 'flipbook-bench-'));
   const started = performance.now();
   let firstPage = 0;
+  const ssimPages = new Map<number, string>();
   try {
     const password = PASSWORDS[path.basename(file)];
     const result = await convertDocument(
-      { filePath: file, autoLinks: false, workDir, format, ...(password ? { password } : {}), ...(concurrency ? { concurrency } : {}) },
-      async () => {
+      { filePath: file, autoLinks: false, workDir, format, deferWidths: allNow ? [] : DEFAULT_ON_DEMAND_WIDTHS, ...(password ? { password } : {}), ...(concurrency ? { concurrency } : {}) },
+      async (page) => {
         firstPage ||= performance.now();
+        const at1024 = page.images.find((image) => image.requestedWidth === 1024);
+        if (measureSsim && at1024) ssimPages.set(page.number, at1024.path);
       },
     );
+    const seconds = (performance.now() - started) / 1000;
     return {
+      ...(measureSsim ? { ssim: await meanSsim(file, ssimPages) } : {}),
       name: path.basename(file),
       pages: result.pageCount,
-      seconds: (performance.now() - started) / 1000,
+      seconds,
       firstPageSeconds: (firstPage - started) / 1000,
       failedPages: result.failedPages,
     };
@@ -121,14 +171,17 @@ async function corpusPhase(): Promise<{ files: string[]; pages: number } | null>
   }
 
   let pages = 0;
-  for (const format of formats) {
-    console.log(`\n== Our engine: ${timed.length} PDFs, widths 320/1024/2048, ${format}, ${concurrency ?? availableParallelism()} workers ==`);
+  if (args['ssim-only']) return { files: timed, pages };
+  const variants = formats.flatMap((format) => [{ format, allNow: false }, ...(args['all-widths-now'] ? [{ format, allNow: true }] : [])]);
+  for (const { format, allNow } of variants) {
+    const label = allNow ? `${format}, 2048 px too` : format;
+    console.log(`\n== Our engine: ${timed.length} PDFs, ${allNow ? '320/1024/2048 px during the conversion' : '320/1024 px (2048 px on request)'}, ${format}, ${concurrency ?? availableParallelism()} workers ==`);
     resetPeakRss();
     const runs: DocRun[] = [];
     const started = performance.now();
     for (const [index, file] of timed.entries()) {
       try {
-        const r = await convertOne(file, format);
+        const r = await convertOne(file, format, false, allNow);
         runs.push(r);
         const failed = r.failedPages.length ? `, blank (failed) pages: ${r.failedPages.join(',')}` : '';
         console.log(
@@ -144,13 +197,28 @@ async function corpusPhase(): Promise<{ files: string[]; pages: number } | null>
     const longest = runs.reduce<DocRun | null>((a, r) => (!a || r.pages > a.pages ? r : a), null);
     const firsts = runs.map((r) => r.firstPageSeconds).sort((a, b) => a - b);
     const median = firsts[Math.floor(firsts.length / 2)] ?? 0;
-    console.log(`  total: ${pages} pages in ${fmt(seconds, 2)} s = ${fmt(pages / seconds, 2)} pages/s (${format})`);
+    console.log(`  total: ${pages} pages in ${fmt(seconds, 2)} s = ${fmt(pages / seconds, 2)} pages/s (${label})`);
     if (longest) console.log(`  first page ready, longest document (${longest.name}, ${longest.pages} pp): ${fmt(longest.firstPageSeconds, 2)} s`);
     console.log(`  first page ready over all documents: median ${fmt(median, 2)} s, max ${fmt(firsts.at(-1) ?? 0, 2)} s`);
     console.log(`  peak RSS (process incl. render threads, VmHWM): ${mb(peakRssKb())}`);
-    results.set(format, pages / seconds);
+    results.set(label, pages / seconds);
   }
   return { files: timed, pages };
+}
+
+async function ssimPhase(files: string[]): Promise<void> {
+  if (!(await tool('pdftoppm'))) {
+    console.log('\n== SSIM: pdftoppm is not installed, skipped ==');
+    return;
+  }
+  console.log('\n== Fidelity: mean SSIM of our 1024 px WebP against pdftoppm scaled to the same size (not timed) ==');
+  const all: number[] = [];
+  for (const file of files) {
+    const r = await convertOne(file, 'webp', true);
+    if (r.ssim !== undefined && !Number.isNaN(r.ssim)) all.push(r.ssim);
+    console.log(`  ${r.name.padEnd(32)} ${String(r.pages).padStart(4)} pp  SSIM ${r.ssim === undefined || Number.isNaN(r.ssim) ? 'n/a' : r.ssim.toFixed(4)}`);
+  }
+  if (all.length) console.log(`  mean over documents: ${(all.reduce((a, b) => a + b, 0) / all.length).toFixed(4)}`);
 }
 
 const results = new Map<string, number>();
@@ -229,8 +297,10 @@ async function scalingPhase(): Promise<void> {
       let lastPrinted = 0;
       const workDir = await mkdtemp(path.join(dir, 'work-'));
       const started = performance.now();
+      let firstPage = 0;
       // Consumes each page as the books job would after uploading it: the files are deleted.
       const result = await convertDocument({ filePath: file, autoLinks: false, workDir, ...(concurrency ? { concurrency } : {}) }, async (page) => {
+        firstPage ||= performance.now();
         await Promise.all(page.images.map((image) => rm(image.path, { force: true })));
         if (page.number - lastPrinted >= 100) {
           lastPrinted = page.number;
@@ -243,7 +313,7 @@ async function scalingPhase(): Promise<void> {
       peaks.push(peak);
       growths.push(peak - base);
       console.log(
-        `  ${String(result.pageCount).padStart(5)} pages: ${fmt(seconds, 1)} s (${fmt(result.pageCount / seconds, 2)} pages/s), ` +
+        `  ${String(result.pageCount).padStart(5)} pages: ${fmt(seconds, 1)} s (${fmt(result.pageCount / seconds, 2)} pages/s), first page ${fmt((firstPage - started) / 1000, 2)} s, ` +
           `peak RSS ${mb(peak)}, ${mb(peak - base)} above the level at its start (${mb(base)}: pooled render threads, earlier runs)`,
       );
     }
@@ -253,7 +323,10 @@ async function scalingPhase(): Promise<void> {
   }
 }
 
-console.log(`flipbook conversion benchmark — Node ${process.version}, ${availableParallelism()} cores, libvips ${sharp.versions.vips}`);
-const corpusRun = await corpusPhase();
-if (corpusRun && !args['no-reference']) await referencePhase(corpusRun.files, corpusRun.pages);
-if (!args['no-scaling']) await scalingPhase();
+const load = () => loadavg().map((l) => l.toFixed(2)).join(', ');
+console.log(`flipbook conversion benchmark — Node ${process.version}, ${availableParallelism()} cores, libvips ${sharp.versions.vips}, load average ${load()}`);
+const corpusRun = args['scaling-only'] ? null : await corpusPhase();
+if (corpusRun && !args['no-reference'] && !args['ssim-only']) await referencePhase(corpusRun.files, corpusRun.pages);
+if (corpusRun && !args['no-ssim']) await ssimPhase(corpusRun.files);
+if (!args['no-scaling'] && !args['ssim-only']) await scalingPhase();
+console.log(`\nload average at the end: ${load()}`);

@@ -26,6 +26,7 @@ import { booksRoutes } from './modules/books/books.routes.ts';
 import { bulkSettingsRoutes } from './modules/books/bulk-settings.routes.ts';
 import { brandRoutes } from './modules/brand/brand.routes.ts';
 import { assetsRoutes } from './platform/storage/assets.routes.ts';
+import { PageRenditionsService } from './modules/books/page-renditions.service.ts';
 import { accessRoutes } from './modules/access/access.routes.ts';
 import { trackedLinksRoutes } from './modules/analytics/tracked-links.routes.ts';
 import { leadFormsRoutes } from './modules/analytics/lead-forms.routes.ts';
@@ -127,7 +128,11 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     { prefix: '/v1' },
   );
 
-  await app.register(assetsRoutes, { storage: deps.storage });
+  await app.register(assetsRoutes, {
+    storage: deps.storage,
+    renditions: new PageRenditionsService({ db: database.db, storage: deps.storage }),
+    renditionLimit: { store: deps.rateLimitStore, perMinute: config.RENDITIONS_PER_MINUTE },
+  });
   // One gate for every public endpoint bound to a book: the reader and its events.
   const readerService = new ReaderService({ db: database.db, storage: deps.storage, config });
   const readerGate = new ReaderGate(readerService, new ListsReaderPolicy({ lists: services.accessLists, sessions: services.readerSessions }));

@@ -168,7 +168,8 @@ describe('reader over HTTP', () => {
     assert.ok(content.data.textUntil >= 1 && content.data.textUntil < 6, `text until page ${content.data.textUntil}`);
     assert.equal(content.texts.length, content.data.textUntil);
     assert.equal(content.data.pages.length, 6);
-    assert.deepEqual(content.data.pages[0]!.i.map(([w]) => w), [320, 1024, 2048]);
+    // 320 and 1024 px stored by the conversion; 2048 px and the zoom renditions (to 5120 px) drawn on their first request.
+    assert.deepEqual(content.data.pages[0]!.i.map(([w, , , onDemand]) => [w, onDemand ?? 0]), [[320, 0], [1024, 0], [2048, 1], [3072, 2], [4096, 2], [5120, 2]]);
     assert.ok(content.data.pages[0]!.l!.some((l) => l[4] === 6), 'the internal link');
     assert.ok(content.data.pages[0]!.l!.some((l) => l[4] === 'https://example.com/annotated'));
   });

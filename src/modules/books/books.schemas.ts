@@ -202,7 +202,7 @@ export const Page = Type.Object({
   number: Type.Integer(),
   width: Type.Number({ description: 'Page width in PDF points (1/72 in), after rotation.' }),
   height: Type.Number(),
-  images: Type.Array(Type.Object({ width: Type.Integer(), height: Type.Integer(), url: Type.String() }), { description: 'The page at each width (320, 1024, 2048 px), smallest first. Immutable URLs.' }),
+  images: Type.Array(Type.Object({ width: Type.Integer(), height: Type.Integer(), url: Type.String() }), { description: 'The page at each width (320, 1024, 2048 px), smallest first. Immutable URLs; the 2048 px image is drawn on its first request (slower once), then served from storage.' }),
   text: Type.Array(Type.Object({
     text: Type.String({ description: 'In reading (logical) order, right-to-left scripts included; control characters removed.' }),
     x: Type.Number(), y: Type.Number(), width: Type.Number(), height: Type.Number(),

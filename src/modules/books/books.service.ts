@@ -80,6 +80,7 @@ export class BooksService {
   private readonly storage: Storage;
   private readonly queue: JobQueue;
   readonly urls: BookUrls;
+  readonly #serviceAssetUrl: (key: string) => string;
 
   constructor(deps: { db: Db; storage: Storage; queue: JobQueue; config: Readonly<Config> }) {
     this.db = deps.db;
@@ -90,6 +91,7 @@ export class BooksService {
       previewUrl: (randomId) => `${base}/read/${randomId}`,
       assetUrl: (key) => deps.storage.directUrl(key) ?? `${base}/assets/${key}`,
     };
+    this.#serviceAssetUrl = (key) => `${base}/assets/${key}`;
   }
 
   /** Access-list state of books: derived flags the access area keeps in the stored settings. */
@@ -214,7 +216,8 @@ export class BooksService {
         number: p.number,
         width: p.widthPt,
         height: p.heightPt,
-        images: p.images.map((i) => ({ width: i.width, height: i.height, url: this.urls.assetUrl(i.key) })),
+        // Zoom renditions are the reader's; an on-demand image is served by the service, which draws it on first request.
+        images: p.images.filter((i) => i.onDemand !== 'zoom').map((i) => ({ width: i.width, height: i.height, url: i.onDemand ? this.#serviceAssetUrl(i.key) : this.urls.assetUrl(i.key) })),
         text: p.text,
         links: p.links,
         error: p.error,

@@ -122,7 +122,14 @@ export interface StoredPageImage {
   width: number;
   height: number;
   key: string;
+  /** 0 until an on-demand rendition has been made. */
   bytes: number;
+  /**
+   * Made on first request (books/page-renditions.service.ts), not by the
+   * conversion: `width` for a listed width left out of it (2048 px), `zoom` for
+   * the reader's zoom renditions (not listed in the API).
+   */
+  onDemand?: 'width' | 'zoom';
 }
 
 export const bookPages = pgTable('book_pages', {

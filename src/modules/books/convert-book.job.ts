@@ -27,6 +27,8 @@ import { recordEvent } from '../events/events.service.ts';
 import { bookPrefix, pageImageKey } from './books.service.ts';
 import { SOURCE_WARNING_CODES, bookPages, books, uploadBatches, type StoredPageImage, type StoredWarning } from './books.tables.ts';
 import { acquireConversionLease, isLeaseLost } from './conversion-lease.ts';
+import { onDemandImages, type OnDemandWidths } from './page-renditions.service.ts';
+import { DEFAULT_WIDTHS } from '../conversion/conversion.service.ts';
 
 declare module '../../platform/jobs/queue.ts' {
   interface JobPayloads {
@@ -44,6 +46,8 @@ export interface ConvertBookDeps {
   db: Db;
   storage: Storage;
   widths?: number[];
+  /** Renditions drawn on first request instead (page-renditions.service.ts). Default: none. */
+  onDemandWidths?: OnDemandWidths;
   concurrency?: number;
   officeTimeoutMs?: number;
   officeMemoryLimitMb?: number;
@@ -141,6 +145,12 @@ export async function convertBook(deps: ConvertBookDeps, batchId: string, ctx: J
         await rm(image.path, { force: true });
         images.push({ width: image.width, height: image.height, key, bytes: image.bytes });
       }
+      if (deps.onDemandWidths && !page.error) {
+        const listed = deps.widths ?? DEFAULT_WIDTHS;
+        const format = page.images[0]?.format ?? 'webp';
+        images.push(...onDemandImages(page, listed, deps.onDemandWidths, (width) => pageImageKey(book.randomId, renditionId, page.number, width, format)));
+        images.sort((a, b) => a.width - b.width);
+      }
       await lease.write(async (tx) => {
         await tx.insert(bookPages).values({
           bookId: book.id,
@@ -171,6 +181,7 @@ export async function convertBook(deps: ConvertBookDeps, batchId: string, ctx: J
         password: book.sourcePassword ?? undefined,
         autoLinks: book.settings.auto_links_enabled,
         widths: deps.widths,
+        ...(deps.onDemandWidths ? { deferWidths: deps.onDemandWidths.lazy } : {}),
         concurrency: deps.concurrency,
         officeTimeoutMs: deps.officeTimeoutMs,
         officeMemoryLimitMb: deps.officeMemoryLimitMb,

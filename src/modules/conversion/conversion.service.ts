@@ -40,7 +40,10 @@ export { ConversionError, isConversionError } from './conversion.errors.ts';
 export type * from './conversion.types.ts';
 export { ACCEPTED_FORMATS, ACCEPTED_FORMATS_TEXT, detectDocumentType, type DetectedType, type DocumentFormat, type DocumentKind } from './document-type.ts';
 export { detectTextLinks } from './text-links.ts';
-export { DEFAULT_WIDTHS } from './page-images.ts';
+export { DEFAULT_WIDTHS, DEFAULT_ON_DEMAND_WIDTHS, DEFAULT_ZOOM_WIDTHS, ZOOM_MAX_PAGE_PIXELS, DEFAULT_MAX_PAGE_PIXELS, DEFAULT_QUALITY, DEFAULT_EFFORT, renditionSize, outputSize } from './page-images.ts';
+export { encodeImageRendition } from './image-pages.ts';
+export { renderPdfPage } from './pdf-render.ts';
+export { MAX_EMBEDDED_IMAGE_PIXELS };
 export { OFFICE_PACKAGES, findSoffice } from './office-to-pdf.ts';
 export { DEFAULT_ARCHIVE_LIMITS, type ArchiveLimits } from './office-archive.ts';
 /** Shared renderer processes; `renderWorkerPool.configure({ maxWorkers, idleTimeoutMs })` to size it. */
@@ -61,6 +64,12 @@ export interface ConvertInput {
   autoLinks: boolean;
   /** Output widths in px, each image index-aligned with this list. Default [320, 1024, 2048]. */
   widths?: number[];
+  /**
+   * Widths of `widths` a PDF's pages are not rendered at now (made on request
+   * later, see books/page-renditions.service.ts); their images are missing
+   * from the pages. Uploaded images (cheap to resize) get every width. Default none.
+   */
+  deferWidths?: readonly number[];
   signal?: AbortSignal;
   /** Scratch directory owned by the caller; page images go to `<workDir>/pages/`. */
   workDir: string;
@@ -151,11 +160,14 @@ export async function convertDocument(input: ConvertInput, onPage: (page: Render
     pdfFile = pdfPath;
   }
 
+  const deferred = new Set(input.deferWidths ?? []);
+  const now = widths.filter((w) => !deferred.has(w));
   const result = await renderPdf({
     filePath: pdfFile,
     ...(input.password !== undefined && kind === 'pdf' ? { password: input.password } : {}),
     outDir,
     ...output,
+    widths: now.length > 0 ? now : widths,
     maxPagePixels: input.maxPagePixels ?? DEFAULT_MAX_PAGE_PIXELS,
     maxEmbeddedImagePixels: MAX_EMBEDDED_IMAGE_PIXELS,
     pageTimeoutMs: input.pageTimeoutMs ?? DEFAULT_PAGE_TIMEOUT_MS,

@@ -71,6 +71,8 @@ export interface RenderedPage {
    * stays intact, and this says why.
    */
   error?: string;
+  /** An uploaded image's own size in pixels (upright): its renditions go up to it, never beyond. */
+  sourcePixels?: { width: number; height: number };
   /** Content left out of an otherwise rendered page (an image too large or damaged to draw). */
   warnings?: ConversionWarning[];
 }

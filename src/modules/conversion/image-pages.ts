@@ -69,5 +69,15 @@ export async function renderImagePage(filePath: string, options: ImagePageOption
   // A4 comes out A4), else one point per pixel.
   const density = metadata.density && metadata.density >= 10 && metadata.density <= 10_000 ? metadata.density : 72;
   const toPt = (px: number) => Math.round(((px * 72) / density) * 100) / 100;
-  return { number: 1, widthPt: toPt(width), heightPt: toPt(height), images, text: [], links: [] };
+  return { number: 1, widthPt: toPt(width), heightPt: toPt(height), images, text: [], links: [], sourcePixels: { width, height } };
+}
+
+/** One rendition of an uploaded image page, made on request (a zoomed reader): the same pipeline as the conversion's, at one width. */
+export async function encodeImageRendition(filePath: string, width: number, height: number, target: { format: 'webp' | 'jpeg'; quality: number; effort: number }): Promise<Buffer> {
+  const pipeline = sharp(filePath, { limitInputPixels: DEFAULT_MAX_IMAGE_PIXELS, failOn: 'warning' })
+    .autoOrient()
+    .flatten({ background: { r: 255, g: 255, b: 255 } })
+    .toColourspace('srgb')
+    .resize(width, height, { fit: 'fill' });
+  return target.format === 'jpeg' ? pipeline.jpeg({ quality: target.quality, chromaSubsampling: '4:2:0' }).toBuffer() : pipeline.webp({ quality: target.quality, effort: target.effort, smartSubsample: false }).toBuffer();
 }

@@ -410,3 +410,65 @@ class RenderRun {
     void Promise.all([...this.#leases].map((lease) => this.#discard(lease))).finally(() => this.#settled.reject(error));
   }
 }
+
+/**
+ * One page at one width, for renditions made on demand (a zoomed reader, a
+ * width left out of the conversion): one pooled renderer opens the document,
+ * draws the page and closes it. Resolves with the image file, or null when the
+ * page cannot be drawn.
+ */
+export async function renderPdfPage(options: Omit<RenderWorkerInit, 'wantDocumentInfo' | 'widths'> & { page: number; width: number; pool?: RenderWorkerPool; timeoutMs?: number; signal?: AbortSignal }): Promise<RenderedPage | null> {
+  const pool = options.pool ?? renderWorkerPool;
+  const worker = await pool.acquire(options.signal);
+  const { page, width, pool: _pool, timeoutMs, signal, ...init } = options;
+  return new Promise<RenderedPage | null>((resolve, reject) => {
+    let settled = false;
+    const finish = (result: RenderedPage | null, error?: unknown) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', onAbort);
+      if (error !== undefined) reject(error);
+      else resolve(result);
+    };
+    // A stuck or aborted render ends its renderer (the only way to stop pdf.js); a finished one closes the document.
+    const kill = () => {
+      worker.listen(null);
+      void pool.discard(worker);
+    };
+    const timer = setTimeout(() => {
+      kill();
+      finish(null);
+    }, timeoutMs ?? DEFAULT_PAGE_TIMEOUT_MS);
+    const onAbort = () => {
+      kill();
+      finish(null, abortedError(signal));
+    };
+    signal?.addEventListener('abort', onAbort, { once: true });
+    let result: RenderedPage | null = null;
+    worker.listen({
+      message: (message) => {
+        if (message.type === 'opened') {
+          if (page > message.pageCount) worker.post({ type: 'close' });
+          else worker.post({ type: 'render', page });
+        } else if (message.type === 'open-failed') {
+          worker.post({ type: 'close' });
+        } else if (message.type === 'page') {
+          result = message.page;
+          worker.post({ type: 'close' });
+        } else if (message.type === 'page-failed') {
+          worker.post({ type: 'close' });
+        } else if (message.type === 'closed') {
+          pool.release(worker);
+          finish(result);
+        }
+      },
+      died: () => {
+        void pool.discard(worker);
+        finish(null);
+      },
+    });
+    worker.documents++;
+    worker.post({ type: 'open', init: { ...init, widths: [width], wantDocumentInfo: false } });
+  });
+}

@@ -90,8 +90,10 @@ export class RenderWorker {
     return this.#dead;
   }
 
+  /** A leased worker (someone listens) keeps the process alive until its answer comes; an idle one never does. */
   listen(events: WorkerEvents | null): void {
     this.#events = events;
+    if (!this.#dead) this.ref(events !== null);
   }
 
   #die(reason: string): void {
@@ -103,7 +105,11 @@ export class RenderWorker {
   terminate(): Promise<void> {
     this.#dead = true;
     this.#events = null;
-    if (this.process.exitCode === null && this.process.signalCode === null) this.process.kill('SIGKILL');
+    if (this.process.exitCode === null && this.process.signalCode === null) {
+      // Whoever awaits the exit is kept alive until it comes (an unreferenced child would let the process end first).
+      this.ref(true);
+      this.process.kill('SIGKILL');
+    }
     return this.#exited;
   }
 }

@@ -218,12 +218,14 @@ export function renderReaderPage(input: ReaderPageInput): string {
   // fetched while the browser parses; the sharp one is picked from the srcset by displayed size × DPR.
   let ssrCover = '';
   if (first && first.i.length > 0) {
-    const largest = first.i[first.i.length - 1]!;
-    const smallest = first.i[0]!;
-    const middle = first.i[Math.min(1, first.i.length - 1)]!;
-    const srcset = first.i.map(([w, , s]) => `${escapeHtml(data.img + s)} ${w}w`).join(', ');
+    // Zoom renditions are for the reader's zoom, not the cover's first paint.
+    const cover = first.i.filter((r) => r[3] !== 2);
+    const largest = cover[cover.length - 1]!;
+    const smallest = cover[0]!;
+    const middle = cover[Math.min(1, cover.length - 1)]!;
+    const srcset = cover.map(([w, , s]) => `${escapeHtml(data.img + s)} ${w}w`).join(', ');
     const sizes = `min(100vw, calc((100vh - 112px) * ${ratio.toFixed(4)}))`;
-    const lo = first.i.length > 1
+    const lo = cover.length > 1
       ? `<img class="ssr-lo" alt="Page 1" src="${escapeHtml(data.img + smallest[2])}" width="${smallest[0]}" height="${smallest[1]}" fetchpriority="high" draggable="false">`
       : '';
     ssrCover =

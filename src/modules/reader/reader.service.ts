@@ -248,10 +248,14 @@ export class ReaderService {
       .where(eq(bookPages.bookId, row.id))
       .orderBy(asc(bookPages.number));
 
-    const urls = rows.map((p) => p.images.map((image) => this.assetUrl(image.key)));
+    // On-demand renditions are served by the service, which draws them on first request (a bucket would answer 404).
+    const urls = rows.map((p) => p.images.map((image) => (image.onDemand ? `${this.baseUrl}/assets/${image.key}` : this.assetUrl(image.key))));
     const prefix = commonPrefix(urls.flat());
     const pages: ReaderPage[] = rows.map((p, index) => {
-      const images: ReaderImage[] = p.images.map((image, i) => [image.width, image.height, urls[index]![i]!.slice(prefix.length)]);
+      const images: ReaderImage[] = p.images.map((image, i): ReaderImage => {
+        const suffix = urls[index]![i]!.slice(prefix.length);
+        return image.onDemand ? [image.width, image.height, suffix, image.onDemand === 'zoom' ? 2 : 1] : [image.width, image.height, suffix];
+      });
       const page: ReaderPage = { w: round(p.widthPt), h: round(p.heightPt), i: images };
       const links = p.links.map(toLink).filter((l): l is ReaderLink => l !== null);
       if (links.length > 0) page.l = links;
@@ -269,7 +273,7 @@ export class ReaderService {
     const texts = textUntil > 0 ? await this.pageTexts(row.id, 1, textUntil) : [];
 
     const first = rows[0];
-    const coverImages = first ? first.images.map((image) => ({ url: this.assetUrl(image.key), width: image.width, height: image.height })) : [];
+    const coverImages = first ? first.images.filter((image) => image.onDemand !== 'zoom').map((image) => ({ url: urls[0]![first.images.indexOf(image)] ?? this.assetUrl(image.key), width: image.width, height: image.height })) : [];
     const cover = coverImages.find((i) => i.width === 1024) ?? coverImages.filter((i) => i.width <= 1200).pop() ?? coverImages[coverImages.length - 1] ?? null;
 
     const firstText = texts[0]?.text.replace(/\s+/g, ' ').trim() ?? '';

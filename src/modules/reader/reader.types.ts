@@ -8,8 +8,12 @@
 /** A clickable area: x, y, width, height as 0..1 fractions of the page (origin top-left), then a URL or a 1-based page. */
 export type ReaderLink = [x: number, y: number, width: number, height: number, target: string | number];
 
-/** One rendition of a page image: pixel width, pixel height, and the URL after ReaderData.img. */
-export type ReaderImage = [width: number, height: number, suffix: string];
+/**
+ * One rendition of a page image: pixel width, pixel height, the URL after
+ * ReaderData.img, and, when it is drawn on its first request (slower the first
+ * time), 1 for a listed width (2048 px) or 2 for a zoom rendition.
+ */
+export type ReaderImage = [width: number, height: number, suffix: string, onDemand?: 1 | 2];
 
 export interface ReaderPage {
   /** Page size in PDF points. */

@@ -50,6 +50,9 @@ export const EnvSchema = Type.Object({
   MAX_PAGES_PER_BOOK: Type.Integer({ minimum: 1, default: 2000, description: 'A document with more pages fails its upload batch at once.' }),
   CONVERSION_LEASE_SECONDS: Type.Integer({ minimum: 1, maximum: 3600, default: 20, description: 'A running conversion renews its lease every quarter of this; a worker silent for this long (killed) has its book re-queued within about 1.5 times it.' }),
   PAGE_WIDTHS: Type.String({ default: '320,1024,2048', description: 'Widths in px each page is rendered at (comma-separated).' }),
+  PAGE_WIDTHS_ON_DEMAND: Type.String({ default: '2048', description: 'Widths of PAGE_WIDTHS a PDF conversion leaves out, each drawn on its first request and stored (comma-separated; others are ignored; empty: all during the conversion).' }),
+  ZOOM_WIDTHS: Type.String({ default: '3072,4096,5120', description: 'Extra page renditions for the reader\'s zoom, drawn on first request and stored (comma-separated, up to 8192; empty: none).' }),
+  RENDITIONS_PER_MINUTE: Type.Integer({ minimum: 1, default: 120, description: 'On-demand page renditions one client address may have drawn per minute (those already stored are not counted).' }),
   WORKER_CONCURRENCY: Type.Integer({ minimum: 1, maximum: 64, default: 2, description: 'Jobs one worker process runs at once.' }),
   SECRET_KEY: Type.String({ default: '', description: 'Signs reader sessions (at least 32 characters). Empty: a random key kept in DATA_DIR/secret.key; set it when API processes do not share DATA_DIR.' }),
   SMTP_URL: Type.String({ default: '', description: 'smtp:// or smtps:// URL for outgoing mail (sign-in links). Empty: mail stays in the local outbox (`flipbook mail list`).' }),
@@ -84,6 +87,7 @@ export interface Config extends Env {
   rateLimitStore: 'memory' | 'postgres' | 'redis';
   corsOrigins: string[] | '*';
   pageWidths: number[];
+  onDemandWidths: { lazy: number[]; zoom: number[] };
 }
 
 export class ConfigError extends Error {
@@ -132,6 +136,11 @@ export function loadConfig(source: Record<string, string | undefined> = process.
   if (pageWidths.length === 0 || pageWidths.length > 6 || pageWidths.some((w) => !Number.isInteger(w) || w < 64 || w > 4096)) {
     extra.push('PAGE_WIDTHS: 1 to 6 comma-separated integers from 64 to 4096');
   }
+  const widthList = (value: string) => value.split(',').map((w) => w.trim()).filter(Boolean).map(Number);
+  // A width PAGE_WIDTHS does not list is not made at all, on demand or not.
+  const lazyWidths = widthList(env.PAGE_WIDTHS_ON_DEMAND).filter((w) => pageWidths.includes(w));
+  const zoomWidths = widthList(env.ZOOM_WIDTHS);
+  if (zoomWidths.length > 6 || zoomWidths.some((w) => !Number.isInteger(w) || w < 64 || w > 8192)) extra.push('ZOOM_WIDTHS: up to 6 comma-separated integers from 64 to 8192');
   if (env.SECRET_KEY && env.SECRET_KEY.length < 32) extra.push('SECRET_KEY: must be at least 32 characters');
   if (env.SMTP_URL && !/^smtps?:\/\//.test(env.SMTP_URL)) extra.push('SMTP_URL: must start with smtp:// or smtps://');
   extra.push(...OutboundPolicy.problems(env.OUTBOUND_ALLOWED_HOSTS).map((p) => `OUTBOUND_ALLOWED_HOSTS: ${p}`));
@@ -147,6 +156,7 @@ export function loadConfig(source: Record<string, string | undefined> = process.
     // The embedded database admits one process, so in-process counters are exact there.
     rateLimitStore: env.REDIS_URL ? 'redis' : env.DATABASE_URL ? 'postgres' : 'memory',
     pageWidths: [...new Set(pageWidths)].sort((a, b) => a - b),
+    onDemandWidths: { lazy: [...new Set(lazyWidths)], zoom: [...new Set(zoomWidths)].sort((a, b) => a - b) },
     corsOrigins: env.CORS_ORIGINS.trim() === '*' ? '*' : env.CORS_ORIGINS.split(',').map((s) => s.trim()).filter(Boolean),
   };
   return Object.freeze(config);

@@ -54,7 +54,7 @@ interface Bucket {
   limit: number;
 }
 
-async function consume(store: RateLimitStore, reply: FastifyReply, buckets: Bucket[]): Promise<void> {
+export async function consume(store: RateLimitStore, reply: FastifyReply, buckets: Bucket[]): Promise<void> {
   const active = buckets.filter((b) => b.limit > 0);
   if (active.length === 0) return;
   const now = Date.now();

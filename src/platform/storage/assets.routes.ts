@@ -9,6 +9,23 @@ import type { FastifyPluginAsync } from 'fastify';
 import { ERRORS } from '../errors.ts';
 import { buffer } from 'node:stream/consumers';
 import type { Storage } from './storage.ts';
+import { consume } from '../http/guard.ts';
+import type { RateLimitStore } from '../http/rate-limit-store.ts';
+
+/** Assets made on their first request (page renditions, books/page-renditions.service.ts). */
+export interface OnDemandAssets {
+  handles(key: string): boolean;
+  /** The asset's bytes once made and stored; null when nothing should be there. May throw a 429 when busy. */
+  make(key: string, admit?: () => Promise<void>): Promise<{ body: Buffer; contentType: string } | null>;
+}
+
+export interface AssetsOptions {
+  storage: Storage;
+  /** Draws page renditions listed as on-demand on their first request (page-renditions.service.ts). */
+  renditions?: OnDemandAssets;
+  /** Per client address, drawn renditions a minute (the requests served from storage are not counted). */
+  renditionLimit?: { store: RateLimitStore; perMinute: number };
+}
 
 /**
  * Assets up to this size are read whole and sent as one buffer. Streamed, a
@@ -22,7 +39,7 @@ const BUFFERED_ASSET_BYTES = 8 * 1024 * 1024;
 /** Page images, brand logos (content-hashed keys, see brand.service.ts) and template thumbnails (versioned keys, template-thumbnails.ts); every part bounded. */
 const PUBLIC_ASSET = /^(books\/[A-Za-z0-9_-]{1,64}\/[A-Za-z0-9_-]{1,64}\/p\d{1,6}-w\d{1,5}\.(webp|jpeg)|brands\/\d{1,10}\/logo-[0-9a-f]{32}\.webp|templates\/v\d{1,4}\/\d{1,10}\/thumbnail-w\d{1,5}\.webp)$/;
 
-export const assetsRoutes: FastifyPluginAsync<{ storage: Storage }> = async (app, { storage }) => {
+export const assetsRoutes: FastifyPluginAsync<AssetsOptions> = async (app, { storage, renditions, renditionLimit }) => {
   app.get('/assets/*', {
     schema: { hide: true },
     config: { public: true, unlimited: true },
@@ -30,7 +47,17 @@ export const assetsRoutes: FastifyPluginAsync<{ storage: Storage }> = async (app
     const key = (request.params as { '*': string })['*'];
     if (!PUBLIC_ASSET.test(key)) throw ERRORS.notFound('Asset');
     const object = await storage.get(key);
-    if (!object) throw ERRORS.notFound('Asset');
+    if (!object) {
+      if (!renditions?.handles(key)) throw ERRORS.notFound('Asset');
+      const admit = renditionLimit ? () => consume(renditionLimit.store, reply, [{ key: `rendition:ip:${request.ip}`, limit: renditionLimit.perMinute }]) : undefined;
+      const made = await renditions.make(key, admit);
+      if (!made) throw ERRORS.notFound('Asset');
+      return reply
+        .header('cache-control', 'public, max-age=31536000, immutable')
+        .header('content-type', made.contentType)
+        .header('cross-origin-resource-policy', 'cross-origin')
+        .send(made.body);
+    }
     reply
       .header('cache-control', 'public, max-age=31536000, immutable')
       .header('content-type', object.info.contentType ?? 'application/octet-stream')

@@ -210,9 +210,17 @@ export class Pages {
     const page = this.data.pages[n - 1]!;
     const need = state.width * (window.devicePixelRatio || 1) * this.zoom;
     const rendition = pickRendition(page.i, need);
+    // One drawn on its first request (2048 px, zoom) can take a second: the best stored one shows meanwhile.
+    if (rendition?.[3]) this.load(n, state, pickRendition(page.i.filter((r) => !r[3]), need));
+    this.load(n, state, rendition);
+  }
+
+  private load(n: number, state: PageState, rendition: ReaderImage | undefined): void {
+    const page = this.data.pages[n - 1]!;
     if (!rendition || rendition === page.i[0] || rendition[0] <= state.hiWidth) return;
-    if (state.el.dataset.want === String(rendition[0])) return;
-    state.el.dataset.want = String(rendition[0]);
+    const wanted = (state.el.dataset.want ?? '').split(' ');
+    if (wanted.includes(String(rendition[0]))) return;
+    state.el.dataset.want = [...wanted.filter(Boolean), rendition[0]].join(' ');
     const next = this.image(n, rendition);
     next.className = 'hi';
     next.alt = '';

@@ -37,7 +37,8 @@ async function load(label: string, url: string, key: string): Promise<{ rps: num
 }
 
 const rows: { mode: string; target: string; rps: number; p99: number; errors: number }[] = [];
-for (const mode of ['pglite', 'postgres', 'postgres-redis']) {
+const modes = (process.env.BENCH_MODES ?? 'pglite,postgres,postgres-redis,cluster').split(',');
+for (const mode of ['pglite', 'postgres', 'postgres-redis'].filter((m) => modes.includes(m))) {
   process.stdout.write(`\n[${mode}] starting the service…\n`);
   let peer;
   try {
@@ -58,8 +59,8 @@ for (const mode of ['pglite', 'postgres', 'postgres-redis']) {
 }
 
 // Two API processes (`flipbook serve --role api`) behind the round-robin proxy, on PostgreSQL and Redis, beside one.
-process.stdout.write('\n[2 API processes + proxy, postgres-redis] starting the cluster…\n');
-try {
+if (modes.includes('cluster')) try {
+  process.stdout.write('\n[2 API processes + proxy, postgres-redis] starting the cluster…\n');
   const cluster = await startCluster({ apis: 2, workers: 0, redis: true, env: { LOG_LEVEL: 'warn', RATE_LIMIT_WORKSPACE_PER_MINUTE: '100000000', RATE_LIMIT_ENDPOINT_PER_MINUTE: '100000000' } });
   try {
     const ws = cluster.cli(['workspaces', 'create', '--name', 'Bench', '--plan', 'company']) as { id: number };

@@ -7,15 +7,15 @@ import { Redis } from 'ioredis';
 import type { SqlRunner } from '../db/database.ts';
 
 export interface RateLimitStore {
-  /** Adds one hit to each key in the window starting at `windowStart`; returns the new counts in order. */
-  hit(keys: string[], windowStart: number, windowMs: number): Promise<number[]>;
+  /** Adds one hit to each key in the window starting at `windowStart`; returns the new counts in order (at once when the store is in memory). */
+  hit(keys: string[], windowStart: number, windowMs: number): number[] | Promise<number[]>;
   close(): Promise<void>;
 }
 
 export class MemoryRateLimitStore implements RateLimitStore {
   private readonly counters = new Map<string, { windowStart: number; count: number }>();
 
-  async hit(keys: string[], windowStart: number): Promise<number[]> {
+  hit(keys: string[], windowStart: number): number[] {
     if (this.counters.size > 100_000) this.sweep(windowStart);
     return keys.map((key) => {
       const current = this.counters.get(key);

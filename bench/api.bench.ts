@@ -1,11 +1,14 @@
 /**
- * npm run bench:api — requests per second of GET /v1/me (key lookup, rate
- * limit counters, workspace read, schema serialisation) at 50 connections,
- * beside a bare Fastify route returning the same JSON, measured in the same
- * run, on the embedded database, on PostgreSQL, on PostgreSQL with Redis, and
- * with two API processes behind a round-robin proxy (PostgreSQL and Redis).
+ * npm run bench:api — requests per second and p99 of GET /v1/me (key lookup,
+ * rate limit counters, schema serialisation) at 50 connections, beside a bare
+ * Fastify route returning the same JSON, measured in the same run, on the
+ * embedded database, on PostgreSQL, on PostgreSQL with Redis, and with two API
+ * processes (`flipbook serve --role api`, PostgreSQL and Redis) beside one:
+ * behind the scale test's round-robin proxy run in a process of its own, and
+ * with the client alternating between them (no proxy).
  *
  *   BENCH_SECONDS=10 DATABASE_URL=postgres://postgres@127.0.0.1:5432/test npm run bench:api
+ *   BENCH_MODES=pglite,postgres,postgres-redis,cluster (the default: all)
  */
 import autocannon from 'autocannon';
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -18,8 +21,8 @@ const connections = 50;
 const server = path.join(import.meta.dirname, 'api-server.ts');
 process.env.DATABASE_URL ||= 'postgres://postgres@127.0.0.1:5432/test';
 
-async function startPeer(args: string[]): Promise<{ url: string; key: string; child: ChildProcess }> {
-  const child = spawn(process.execPath, [server, ...args], { stdio: ['ignore', 'pipe', 'inherit'], env: process.env });
+async function startPeer(args: string[], script = server): Promise<{ url: string; key: string; child: ChildProcess }> {
+  const child = spawn(process.execPath, [script, ...args], { stdio: ['ignore', 'pipe', 'inherit'], env: process.env });
   const line = await new Promise<string>((resolve, reject) => {
     createInterface({ input: child.stdout! }).once('line', resolve);
     child.once('exit', (code) => reject(new Error(`benchmark server exited with ${code}`)));
@@ -27,17 +30,34 @@ async function startPeer(args: string[]): Promise<{ url: string; key: string; ch
   return { ...(JSON.parse(line) as { url: string; key: string }), child };
 }
 
-async function load(label: string, url: string, key: string): Promise<{ rps: number; p99: number; errors: number }> {
-  const headers = key ? { authorization: `Bearer ${key}` } : {};
-  // Warm up (JIT, connection pools), then measure.
-  await autocannon({ url: `${url}/v1/me`, connections, duration: 2, headers });
-  process.stdout.write(`  ${label}: measuring ${seconds}s at ${connections} connections…\n`);
-  const result = await autocannon({ url: `${url}/v1/me`, connections, duration: seconds, headers });
-  return { rps: result.requests.average, p99: result.latency.p99, errors: result.non2xx + result.errors };
+async function stopPeer(peer: { child: ChildProcess }): Promise<void> {
+  if (peer.child.exitCode !== null) return;
+  const exited = new Promise((r) => peer.child.once('exit', r));
+  peer.child.kill('SIGTERM');
+  await exited;
 }
 
-const rows: { mode: string; target: string; rps: number; p99: number; errors: number }[] = [];
-for (const mode of ['pglite', 'postgres', 'postgres-redis']) {
+type Result = { rps: number; p99: number; errors: number };
+
+/** Loads every URL at once (connections split between them) and sums: the client alternating between processes. */
+async function load(label: string, urls: string | string[], key: string): Promise<Result> {
+  const list = Array.isArray(urls) ? urls : [urls];
+  const headers = key ? { authorization: `Bearer ${key}` } : {};
+  const each = Math.round(connections / list.length);
+  // Warm up (JIT, connection pools), then measure.
+  await Promise.all(list.map((url) => autocannon({ url: `${url}/v1/me`, connections: each, duration: 2, headers })));
+  process.stdout.write(`  ${label}: measuring ${seconds}s at ${connections} connections…\n`);
+  const results = await Promise.all(list.map((url) => autocannon({ url: `${url}/v1/me`, connections: each, duration: seconds, headers })));
+  return {
+    rps: results.reduce((sum, r) => sum + r.requests.average, 0),
+    p99: Math.max(...results.map((r) => r.latency.p99)),
+    errors: results.reduce((sum, r) => sum + r.non2xx + r.errors, 0),
+  };
+}
+
+const rows: ({ mode: string; target: string } & Result)[] = [];
+const modes = (process.env.BENCH_MODES ?? 'pglite,postgres,postgres-redis,cluster').split(',');
+for (const mode of ['pglite', 'postgres', 'postgres-redis'].filter((m) => modes.includes(m))) {
   process.stdout.write(`\n[${mode}] starting the service…\n`);
   let peer;
   try {
@@ -48,30 +68,35 @@ for (const mode of ['pglite', 'postgres', 'postgres-redis']) {
   }
   const sample = await (await fetch(`${peer.url}/v1/me`, { headers: { authorization: `Bearer ${peer.key}` } })).text();
   const service = await load('GET /v1/me (service)', peer.url, peer.key);
-  peer.child.kill('SIGTERM');
-  await new Promise((r) => peer.child.once('exit', r));
+  await stopPeer(peer);
 
   const bare = await startPeer(['bare', sample]);
   const reference = await load('bare Fastify, same JSON', bare.url, '');
-  bare.child.kill('SIGTERM');
+  await stopPeer(bare);
   rows.push({ mode, target: 'GET /v1/me', ...service }, { mode, target: 'bare Fastify route', ...reference });
 }
 
 // Two API processes (`flipbook serve --role api`) behind the round-robin proxy, on PostgreSQL and Redis, beside one.
-process.stdout.write('\n[2 API processes + proxy, postgres-redis] starting the cluster…\n');
-try {
+if (modes.includes('cluster')) try {
+  process.stdout.write('\n[2 API processes + proxy, postgres-redis] starting the cluster…\n');
   const cluster = await startCluster({ apis: 2, workers: 0, redis: true, env: { LOG_LEVEL: 'warn', RATE_LIMIT_WORKSPACE_PER_MINUTE: '100000000', RATE_LIMIT_ENDPOINT_PER_MINUTE: '100000000' } });
   try {
     const ws = cluster.cli(['workspaces', 'create', '--name', 'Bench', '--plan', 'company']) as { id: number };
     const clusterKey = (cluster.cli(['keys', 'create', '--workspace', String(ws.id)]) as { key: string }).key;
     const sample = await (await fetch(`${cluster.proxy.url}/v1/me`, { headers: { authorization: `Bearer ${clusterKey}` } })).text();
-    const one = await load('one API process (direct)', cluster.apis[0]!.url!, clusterKey);
-    const two = await load('two API processes behind the proxy', cluster.proxy.url, clusterKey);
+    const apiUrls = cluster.apis.map((a) => a.url!);
+    const one = await load('one API process (direct)', apiUrls[0]!, clusterKey);
+    // The scale test's proxy, in a process of its own (in this process it would share the load generator's thread).
+    const proxy = await startPeer(apiUrls, path.join(import.meta.dirname, 'proxy.ts'));
+    const two = await load('two API processes behind the proxy', proxy.url, clusterKey);
+    await stopPeer(proxy);
+    const split = await load('two API processes, client alternating', apiUrls, clusterKey);
     const bare = await startPeer(['bare', sample]);
     const reference = await load('bare Fastify, same JSON', bare.url, '');
-    bare.child.kill('SIGTERM');
+    await stopPeer(bare);
     rows.push({ mode: 'cluster', target: '1 API process', ...one }, { mode: 'cluster', target: 'bare Fastify route', ...reference });
     rows.push({ mode: 'cluster', target: '2 API + proxy', ...two }, { mode: 'cluster', target: 'bare Fastify route', ...reference });
+    rows.push({ mode: 'cluster', target: '2 API, no proxy', ...split }, { mode: 'cluster', target: 'bare Fastify route', ...reference });
   } finally {
     await cluster.stop();
   }

@@ -4,7 +4,6 @@
  * in; nothing here reads the environment.
  */
 import cors from '@fastify/cors';
-import helmet from '@fastify/helmet';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyPluginAsync } from 'fastify';
 import type { Logger } from 'pino';
@@ -15,6 +14,7 @@ import type { JobQueue } from './platform/jobs/queue.ts';
 import type { Storage } from './platform/storage/storage.ts';
 import { clientErrorHandler, handleError, registerErrorHandling, registerNotFound } from './platform/http/error-handler.ts';
 import { registerInputGuard } from './platform/http/input-guard.ts';
+import { registerStaticHeaders } from './platform/http/static-headers.ts';
 import { registerGuard, type RateLimits } from './platform/http/guard.ts';
 import { registerIdempotency } from './platform/http/idempotency.ts';
 import { registerOpenApi } from './platform/http/openapi.ts';
@@ -79,10 +79,6 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     ajv: { customOptions: { allErrors: true, coerceTypes: 'array', removeAdditional: false, useDefaults: true } },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
-  app.addHook('onRequest', async (request, reply) => {
-    reply.header('x-request-id', request.id);
-  });
-
   const limits: RateLimits = {
     workspacePerMinute: config.RATE_LIMIT_WORKSPACE_PER_MINUTE,
     endpointPerMinute: config.RATE_LIMIT_ENDPOINT_PER_MINUTE,
@@ -92,7 +88,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   registerErrorHandling(app);
   registerNotFound(app);
   registerInputGuard(app);
-  await app.register(helmet, {
+  registerStaticHeaders(app, {
     // The API serves JSON and the Swagger UI; the reader sets its own policy.
     contentSecurityPolicy: false,
     crossOriginResourcePolicy: { policy: 'cross-origin' },

@@ -158,14 +158,14 @@ describe('books', () => {
     it('publishes a scheduled book when its time comes', async () => {
       const ws = await svc.workspace();
       const book = await insertBook(svc, ws.id);
-      const at = new Date(Date.now() + 1500).toISOString();
+      const at = new Date(Date.now() + 5000).toISOString(); // still ahead when a loaded machine sends it (a past instant is a 422)
       const res = await svc.request('PUT', `/v1/books/${book.randomId}`, { key: ws.key, body: { status: 'schedule', published_date: at } });
       assert.equal(res.status, 200, res.text);
       assert.equal(res.body.data.status, 'schedule');
       await eventually(async () => {
         const [row] = await svc.runtime.database.db.select().from(books).where(eq(books.id, book.id));
         return row!.status === 'publish';
-      });
+      }, { timeoutMs: 60_000 });
       const read = await svc.request('GET', `/v1/books/${book.randomId}`, { key: ws.key });
       assert.equal(read.body.data.status, 'publish');
     });
@@ -173,8 +173,10 @@ describe('books', () => {
     it('unpublishes at expires_at: the record shows it at that instant, and the job persists it', async () => {
       const ws = await svc.workspace();
       const book = await insertBook(svc, ws.id);
-      const expiresAt = new Date(Date.now() + 1500);
+      // Far enough ahead that a loaded machine still sends it as a future instant (a past one is a 422).
+      const expiresAt = new Date(Date.now() + 5000);
       const res = await svc.request('PUT', `/v1/books/${book.randomId}`, { key: ws.key, body: { status: 'publish', expires_at: expiresAt.toISOString() } });
+      assert.equal(res.status, 200, res.text);
       assert.equal(res.body.data.status, 'publish');
       assert.equal(res.body.data.expires_at, expiresAt.toISOString());
       await new Promise((r) => setTimeout(r, expiresAt.getTime() - Date.now() + 50));
@@ -237,7 +239,7 @@ describe('books', () => {
     await eventually(async () => {
       const res = await svc.request('GET', `/v1/batches/${batchId}`, { key: ws.key });
       return res.body.data.progress.completed >= 2;
-    });
+    }, { timeoutMs: 180_000 }); // the first pages of a conversion, on a loaded machine
     const cancelled = await svc.request('DELETE', `/v1/batches/${batchId}`, { key: ws.key });
     assert.equal(cancelled.status, 200, cancelled.text);
     assert.equal(cancelled.body.data.status, 'cancelled');
@@ -245,7 +247,7 @@ describe('books', () => {
     assert.ok(cancelled.body.data.progress.completed < 300);
     assert.equal((await svc.request('GET', `/v1/books/${randomId}`, { key: ws.key })).status, 404);
     // The job stops and cleans up after itself.
-    await eventually(async () => (await svc.runtime.storage.list(`books/${randomId}/`)).length === 0);
+    await eventually(async () => (await svc.runtime.storage.list(`books/${randomId}/`)).length === 0, { timeoutMs: 180_000 });
     const again = await svc.request('DELETE', `/v1/batches/${batchId}`, { key: ws.key });
     assert.equal(again.status, 409);
     assert.equal(again.body.error.type, 'ConflictException');
@@ -279,7 +281,7 @@ describe('a restart during conversion', () => {
       const ws = await first.workspace();
       const upload = await uploadFile(first, ws.key, await makePdf({ pages: 120 }), 'restart.pdf');
       const batchId = upload.body.data.batch_id;
-      await eventually(async () => (await first.request('GET', `/v1/batches/${batchId}`, { key: ws.key })).body.data.progress.completed >= 3);
+      await eventually(async () => (await first.request('GET', `/v1/batches/${batchId}`, { key: ws.key })).body.data.progress.completed >= 3, { timeoutMs: 180_000 });
       await first.stop();
 
       const second = await startService({ dataDir, database });
@@ -299,7 +301,8 @@ describe('a restart during conversion', () => {
       }
     } finally {
       await scratch?.drop();
-      await rm(dataDir, { recursive: true, force: true });
+      // A renderer of the stopped service may still be closing its last file: retry ENOTEMPTY.
+      await rm(dataDir, { recursive: true, force: true, maxRetries: 10 });
     }
   });
 });

@@ -14,9 +14,10 @@ import { existsSync, readdirSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
+import { GetObjectCommand, ListObjectsV2Command, S3Client } from '@aws-sdk/client-s3';
 import { Redis } from 'ioredis';
 import pg from 'pg';
+import sharp from 'sharp';
 import { makePdf } from '../documents.ts';
 import { eventually } from '../helpers.ts';
 import { startCluster, type Cluster, type FlipbookProcess } from './cluster.ts';
@@ -379,6 +380,44 @@ describe('scale-out: 2 API + 2 worker processes on PostgreSQL, Redis and S3', { 
     assert.ok(imageUrls.every((url) => keys.some((k) => new URL(url).pathname.endsWith(k))), 'every page image is an object of the bucket');
     assert.ok(original.length >= 1, 'the original is in the bucket');
     assert.equal(localFileDirs.length, 0, 'no process kept files on its disk');
+  });
+
+  it('keeps logos and the reader\'s PDF downloads in the bucket and serves them from either API process', async () => {
+    const [a, b] = cluster.apis.map((p) => p.url!) as [string, string];
+    const s3 = new S3Client({ region: 'us-east-1', endpoint: cluster.s3.endpoint, forcePathStyle: true, credentials: { accessKeyId: 'S3RVER', secretAccessKey: 'S3RVER' } });
+    const object = async (objectKey: string) => Buffer.from(await (await s3.send(new GetObjectCommand({ Bucket: cluster.s3.bucket, Key: objectKey }))).Body!.transformToByteArray());
+    const fetchBoth = async (route: string) => Promise.all([a, b].map(async (base) => {
+      const response = await fetch(base + route);
+      return { status: response.status, type: response.headers.get('content-type'), body: Buffer.from(await response.arrayBuffer()) };
+    }));
+
+    // The logo: written through one API process, an object of the bucket, served the same by both.
+    const form = new FormData();
+    form.append('company_name', 'Scale Co');
+    form.append('file', new Blob([new Uint8Array(await sharp({ create: { width: 64, height: 32, channels: 3, background: '#c33' } }).png().toBuffer())]), 'logo.png');
+    const created = await fetch(`${a}/v1/brand`, { method: 'POST', headers: { authorization: `Bearer ${key}` }, body: form });
+    const brand = (await created.json()) as { data: { brand: { logo: string } } };
+    assert.equal(created.status, 201, JSON.stringify(brand));
+    const logoPath = new URL(brand.data.brand.logo).pathname;
+    const logoKeys = ((await s3.send(new ListObjectsV2Command({ Bucket: cluster.s3.bucket, Prefix: `brands/${workspaceId}/` }))).Contents ?? []).map((o) => o.Key!);
+    const logoKey = logoKeys.find((k) => logoPath.endsWith(k));
+    assert.ok(logoKey, `the logo ${logoPath} is an object of the bucket (${logoKeys.join(', ')})`);
+    const logoStored = await object(logoKey);
+    const logos = await fetchBoth(logoPath);
+    const logosServed = logos.filter((r) => r.status === 200 && r.type === 'image/webp' && r.body.equals(logoStored)).length;
+
+    // The download: a book made downloadable through the other process; its PDF is the bucket's object, served by both.
+    const [book] = (await call(proxy(), 'GET', '/v1/books?limit=1', key)).body.data as { random_id: string }[];
+    const updated = await call(b, 'PUT', `/v1/books/${book!.random_id}`, key, { status: 'publish', downloadable_pdf: true });
+    assert.equal(updated.status, 200, updated.text);
+    const [row] = await q<{ pdf_key: string }>('select pdf_key from books where random_id = $1', [book!.random_id]);
+    assert.ok(row?.pdf_key, 'the book has a PDF');
+    const pdfStored = await object(row.pdf_key);
+    const downloads = await fetchBoth(`/read/${book!.random_id}/download`);
+    const downloadsServed = downloads.filter((r) => r.status === 200 && r.type === 'application/pdf' && r.body.equals(pdfStored)).length;
+    figure(`storage: logo ${logoKey} (${logoStored.length} bytes) served byte-identical by ${logosServed}/2 API processes; download ${row.pdf_key} (${pdfStored.length} bytes) served byte-identical by ${downloadsServed}/2 API processes`);
+    assert.equal(logosServed, 2, `logo answers: ${logos.map((r) => `${r.status} ${r.type}`).join(', ')}`);
+    assert.equal(downloadsServed, 2, `download answers: ${downloads.map((r) => `${r.status} ${r.type}`).join(', ')}`);
   });
 
   it('loses no accepted upload and no acknowledged reader event when every process restarts (SIGTERM) mid-load', async () => {

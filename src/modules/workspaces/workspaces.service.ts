@@ -3,7 +3,7 @@
  * and turning a presented key into the request's auth context.
  */
 import { and, asc, count, eq, isNull, sql } from 'drizzle-orm';
-import { displayPrefix, generateApiKey, keyMatches, parseApiKey, type KeyMode } from '../../platform/auth/api-keys.ts';
+import { displayPrefix, generateApiKey, keyMatches, keyMatchesHash, parseApiKey, type KeyMode } from '../../platform/auth/api-keys.ts';
 import { isPlan, type Plan } from '../../platform/auth/plans.ts';
 import { isGrantableScope, type GrantedScope } from '../../platform/auth/scopes.ts';
 import type { Database, Db } from '../../platform/db/database.ts';
@@ -87,7 +87,8 @@ const AUTH_CHANGED_CHANNEL = 'flipbook_auth_changed';
 
 interface CachedAuth {
   context: AuthContext;
-  secretHash: string;
+  /** The stored SHA-256 of the key, as bytes (compared without re-decoding hex per request). */
+  secretHash: Buffer;
   expiresAt: number;
 }
 
@@ -271,16 +272,26 @@ export class WorkspacesService {
     return created;
   }
 
-  /** The auth context of a presented key, or null when it is unknown, malformed or revoked. */
-  async authenticate(presented: string): Promise<AuthContext | null> {
+  /**
+   * The answer of authenticate() when the cache alone can give it (synchronously,
+   * so the request guard needs no promise on the hot path), else undefined.
+   */
+  authenticateCached(presented: string): AuthContext | null | undefined {
     const parsed = parseApiKey(presented);
     if (!parsed) return null;
     const cached = this.authCache.get(parsed.lookupId);
-    if (cached && this.cacheTrusted && cached.expiresAt > Date.now()) {
-      if (!keyMatches(presented, cached.secretHash) || cached.context.mode !== parsed.mode) return null;
-      this.touchLastUsed(cached.context.keyId);
-      return cached.context;
-    }
+    if (!cached || !this.cacheTrusted || cached.expiresAt <= Date.now()) return undefined;
+    if (!keyMatchesHash(presented, cached.secretHash) || cached.context.mode !== parsed.mode) return null;
+    this.touchLastUsed(cached.context.keyId);
+    return cached.context;
+  }
+
+  /** The auth context of a presented key, or null when it is unknown, malformed or revoked. */
+  async authenticate(presented: string): Promise<AuthContext | null> {
+    const cached = this.authenticateCached(presented);
+    if (cached !== undefined) return cached;
+    const parsed = parseApiKey(presented);
+    if (!parsed) return null;
     const generation = this.cacheGeneration;
     const [row] = await this.db
       .select({ key: apiKeys, workspace: workspaces })
@@ -301,7 +312,7 @@ export class WorkspacesService {
     };
     if (this.cacheTrusted && generation === this.cacheGeneration) {
       if (this.authCache.size > 10_000) this.authCache.clear();
-      this.authCache.set(parsed.lookupId, { context, secretHash: row.key.secretHash, expiresAt: Date.now() + AUTH_CACHE_TTL_MS });
+      this.authCache.set(parsed.lookupId, { context, secretHash: Buffer.from(row.key.secretHash, 'hex'), expiresAt: Date.now() + AUTH_CACHE_TTL_MS });
     }
     return context;
   }

@@ -47,9 +47,13 @@ export function parseApiKey(presented: string): { mode: KeyMode; lookupId: strin
 }
 
 export function keyMatches(presented: string, storedHash: string): boolean {
-  const a = Buffer.from(hashKey(presented), 'hex');
-  const b = Buffer.from(storedHash, 'hex');
-  return a.length === b.length && timingSafeEqual(a, b);
+  return keyMatchesHash(presented, Buffer.from(storedHash, 'hex'));
+}
+
+/** keyMatches() against the stored hash as bytes, in constant time. */
+export function keyMatchesHash(presented: string, storedHash: Buffer): boolean {
+  const a = createHash('sha256').update(presented).digest();
+  return a.length === storedHash.length && timingSafeEqual(a, storedHash);
 }
 
 /** What may be shown of a key after creation: its prefix and first characters. */

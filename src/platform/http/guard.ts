@@ -7,8 +7,8 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { hasScope } from '../auth/scopes.ts';
 import { minimumPlanFor, planAllows, FEATURES } from '../auth/plans.ts';
 import { ERRORS } from '../errors.ts';
-import type { WorkspacesService } from '../../modules/workspaces/workspaces.service.ts';
 import type { RateLimitStore } from './rate-limit-store.ts';
+import type { AuthContext, WorkspacesService } from '../../modules/workspaces/workspaces.service.ts';
 import { queryParameterName } from '../logger.ts';
 
 export interface RateLimits {
@@ -54,12 +54,23 @@ interface Bucket {
   limit: number;
 }
 
-export async function consume(store: RateLimitStore, reply: FastifyReply, buckets: Bucket[]): Promise<void> {
+/**
+ * Counts the request in its buckets and sets the RateLimit headers; throws the
+ * 429. Synchronous when the store answers synchronously (the in-memory store of
+ * the embedded mode), else a promise: the guard runs once per request, and a
+ * promise it does not need costs a microtask turn per request.
+ */
+export function consume(store: RateLimitStore, reply: FastifyReply, buckets: Bucket[]): void | Promise<void> {
   const active = buckets.filter((b) => b.limit > 0);
   if (active.length === 0) return;
   const now = Date.now();
   const windowStart = Math.floor(now / WINDOW_MS) * WINDOW_MS;
-  const counts = await store.hit(active.map((b) => b.key), windowStart, WINDOW_MS);
+  const counts = store.hit(active.map((b) => b.key), windowStart, WINDOW_MS);
+  if (Array.isArray(counts)) return applyCounts(reply, active, counts, windowStart, now);
+  return counts.then((c) => applyCounts(reply, active, c, windowStart, now));
+}
+
+function applyCounts(reply: FastifyReply, active: Bucket[], counts: number[], windowStart: number, now: number): void {
   // Report the bucket closest to its limit.
   let tightest = 0;
   let remaining = Infinity;
@@ -77,44 +88,65 @@ export async function consume(store: RateLimitStore, reply: FastifyReply, bucket
   if (remaining < 0) throw ERRORS.rateLimited(resetSeconds);
 }
 
+/** Runs `next` after `step`, without a promise when `step` finished synchronously. */
+function then(step: void | Promise<void>, next: () => void | Promise<void>): void | Promise<void> {
+  return step instanceof Promise ? step.then(next) : next();
+}
+
 export function registerGuard(app: FastifyInstance, deps: { workspaces: WorkspacesService; store: RateLimitStore; limits: RateLimits }): void {
   const { workspaces, store, limits } = deps;
   app.decorateRequest('auth', null);
 
-  app.addHook('onRequest', async (request, reply) => {
-    const config = request.routeOptions.config ?? {};
-    const unauthenticatedBucket = (): Bucket[] => [{ key: `ip:${request.ip}`, limit: limits.unauthenticatedPerMinute }];
-
-    if (config.public) {
-      if (!config.unlimited) await consume(store, reply, unauthenticatedBucket());
-      return;
-    }
-
-    const key = presentedKey(request);
-    const auth = key ? await workspaces.authenticate(key) : null;
+  const authorize = (request: FastifyRequest, auth: AuthContext | null, key: string | null, reply: FastifyReply): void | Promise<void> => {
     if (!auth) {
       // Failed attempts count against the caller's address, which slows key guessing.
-      await consume(store, reply, unauthenticatedBucket());
-      if (request.is404) return; // unknown route: the not-found handler answers
-      throw ERRORS.unauthenticated(key ? 'The API key is invalid or has been revoked.' : undefined);
+      return then(consume(store, reply, [{ key: `ip:${request.ip}`, limit: limits.unauthenticatedPerMinute }]), () => {
+        if (request.is404) return; // unknown route: the not-found handler answers
+        throw ERRORS.unauthenticated(key ? 'The API key is invalid or has been revoked.' : undefined);
+      });
     }
     request.auth = auth;
+    const config = request.routeOptions.config ?? {};
+    const counted = config.unlimited ? undefined : consume(store, reply, [
+      { key: `ws:${auth.workspaceId}`, limit: limits.workspacePerMinute },
+      { key: `ws:${auth.workspaceId}:${request.is404 ? 'unknown-route' : `${request.method} ${request.routeOptions.url}`}`, limit: limits.endpointPerMinute },
+    ]);
+    return then(counted, () => {
+      if (request.is404) return;
+      const required = config.scope === undefined ? [] : Array.isArray(config.scope) ? config.scope : [config.scope];
+      for (const scope of required) {
+        if (!hasScope(auth.scopes, scope)) throw ERRORS.missingScope(scope, auth.scopes);
+      }
+      if (config.feature && !planAllows(auth.plan, config.feature)) {
+        throw ERRORS.planRestricted(FEATURES[config.feature].description, minimumPlanFor(config.feature), auth.plan);
+      }
+    });
+  };
 
-    if (!config.unlimited) {
-      const endpoint = request.is404 ? 'unknown-route' : `${request.method} ${request.routeOptions.url}`;
-      await consume(store, reply, [
-        { key: `ws:${auth.workspaceId}`, limit: limits.workspacePerMinute },
-        { key: `ws:${auth.workspaceId}:${endpoint}`, limit: limits.endpointPerMinute },
-      ]);
+  const guard = (request: FastifyRequest, reply: FastifyReply): void | Promise<void> => {
+    const config = request.routeOptions.config ?? {};
+    if (config.public) {
+      if (!config.unlimited) return consume(store, reply, [{ key: `ip:${request.ip}`, limit: limits.unauthenticatedPerMinute }]);
+      return;
     }
-    if (request.is404) return;
+    const key = presentedKey(request);
+    if (!key) return authorize(request, null, key, reply);
+    // A cached key (the usual case) is answered without a promise.
+    const cached = workspaces.authenticateCached(key);
+    if (cached !== undefined) return authorize(request, cached, key, reply);
+    return workspaces.authenticate(key).then((auth) => authorize(request, auth, key, reply));
+  };
 
-    const required = config.scope === undefined ? [] : Array.isArray(config.scope) ? config.scope : [config.scope];
-    for (const scope of required) {
-      if (!hasScope(auth.scopes, scope)) throw ERRORS.missingScope(scope, auth.scopes);
+  // A callback hook, not an async one: the hot path (cached key, in-memory counters) stays synchronous.
+  app.addHook('onRequest', (request, reply, done) => {
+    let result: void | Promise<void>;
+    try {
+      result = guard(request, reply);
+    } catch (error) {
+      done(error as Error);
+      return;
     }
-    if (config.feature && !planAllows(auth.plan, config.feature)) {
-      throw ERRORS.planRestricted(FEATURES[config.feature].description, minimumPlanFor(config.feature), auth.plan);
-    }
+    if (result instanceof Promise) result.then(() => done(), done);
+    else done();
   });
 }

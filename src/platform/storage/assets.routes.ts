@@ -49,7 +49,7 @@ export const assetsRoutes: FastifyPluginAsync<AssetsOptions> = async (app, { sto
     const object = await storage.get(key);
     if (!object) {
       if (!renditions?.handles(key)) throw ERRORS.notFound('Asset');
-      const admit = renditionLimit ? () => consume(renditionLimit.store, reply, [{ key: `rendition:ip:${request.ip}`, limit: renditionLimit.perMinute }]) : undefined;
+      const admit = renditionLimit ? async () => consume(renditionLimit.store, reply, [{ key: `rendition:ip:${request.ip}`, limit: renditionLimit.perMinute }]) : undefined;
       const made = await renditions.make(key, admit);
       if (!made) throw ERRORS.notFound('Asset');
       return reply

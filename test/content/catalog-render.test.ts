@@ -92,7 +92,7 @@ describe('catalog render', () => {
     const live = await eventually(async () => {
       const body = await (await fetch(`${svc.url}/read/${book.random_id}/items?pages=2`)).json() as { items: Array<{ key: string; price: string | null; out_of_stock: boolean }> };
       return body.items.length === 2 ? body.items : null;
-    });
+    }, { intervalMs: 500 }); // gently: the endpoint allows a client 120 requests a minute, and the reader below needs some
     assert.deepEqual(live.map((i) => [i.key, i.price, i.out_of_stock]).sort(), [['sku-2', '€35.50', false], ['sku-3', null, true]]);
 
     const browser = await launchBrowser();

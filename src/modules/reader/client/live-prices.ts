@@ -77,6 +77,18 @@ export function startLivePrices(data: ReaderData): { show(visible: number[]): vo
     apply();
   };
 
+  // A page element built after the answer came (a turn, a re-layout, a page let go and built again) gets its
+  // overlays too: apply() skips pages already marked, so its own additions end the round.
+  let queued = false;
+  new MutationObserver(() => {
+    if (queued || known.size === 0) return;
+    queued = true;
+    requestAnimationFrame(() => {
+      queued = false;
+      apply();
+    });
+  }).observe(document.body, { childList: true, subtree: true });
+
   return {
     show(visible: number[]) {
       window.clearTimeout(timer);

@@ -218,11 +218,15 @@ describe('books', () => {
 
   it('deletes a book and every file generated for it', async () => {
     const ws = await svc.workspace();
-    const upload = await uploadFile(svc, ws.key, await makePdf({ pages: 2 }), 'to-delete.pdf');
+    const upload = await uploadFile(svc, ws.key, await makePdf({ pages: 2 }), 'to-delete.pdf', { status: 'publish' });
     const batch = await waitForBatch(svc, ws.key, upload.body.data.batch_id);
     const randomId = batch.books[0].random_id;
+    // The 2048 px image is drawn on its first request: ask for page 1's, so the deletion must remove it too.
+    const pages = await svc.request('GET', `/v1/books/${randomId}/pages`, { key: ws.key });
+    const large = pages.body.data[0].images.find((i: { width: number }) => i.width === 2048);
+    assert.equal((await fetch(large.url)).status, 200);
     const files = await svc.runtime.storage.list(`books/${randomId}/`);
-    assert.ok(files.length >= 7, `source + 2 pages x 3 widths, got ${files.length}`);
+    assert.equal(files.length, 6, `source + 2 pages x 2 widths + one 2048 px image drawn on request: ${files.join(', ')}`);
     const res = await svc.request('DELETE', `/v1/books/${randomId}`, { key: ws.key });
     assert.equal(res.status, 200);
     assert.equal(typeof res.body.data.message, 'string');
@@ -294,8 +298,8 @@ describe('a restart during conversion', () => {
         assert.equal(list.body.data[0].page_count, 120);
         const pages = await second.request('GET', `/v1/books/${list.body.data[0].random_id}/pages`, { key: ws.key, query: { limit: 200 } });
         assert.deepEqual(pages.body.data.map((p: { number: number }) => p.number), Array.from({ length: 120 }, (_, i) => i + 1));
-        // Only the final rendition's files remain: 120 pages x 3 widths + the source.
-        assert.equal((await second.runtime.storage.list(`books/${list.body.data[0].random_id}/`)).length, 361);
+        // Only the final rendition's files remain: 120 pages x 2 widths (2048 px is drawn on request) + the source.
+        assert.equal((await second.runtime.storage.list(`books/${list.body.data[0].random_id}/`)).length, 241);
       } finally {
         await second.stop();
       }

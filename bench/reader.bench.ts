@@ -219,6 +219,8 @@ async function throttledProfile(browser: Browser, url: string): Promise<string[]
       // The reader's own zoom: to 3× then 4×, and the rendition it loads for the page (drawn on request beyond the stored sizes).
       for (const level of [3, 4]) {
         while (await page.evaluate((l) => Number(document.documentElement.dataset.zoom ?? 1) < l, level)) await page.click('#zoom-in');
+        // The reader asks for the rendition of a zoom level once the level has settled (120 ms without change).
+        await page.waitForTimeout(400);
         const handle = await page.waitForFunction((l) => {
           const el = document.querySelector<HTMLElement>('#stage .page[data-page="3"]');
           const img = el?.querySelector<HTMLImageElement>('img.hi.ready');

@@ -124,15 +124,16 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     { prefix: '/v1' },
   );
 
+  // Per-client limits of the public endpoints count under a salted hash of the address, never the address itself.
+  const clientLimiter = new ClientRateLimiter(deps.rateLimitStore, deps.secretKey);
   await app.register(assetsRoutes, {
     storage: deps.storage,
     renditions: new PageRenditionsService({ db: database.db, storage: deps.storage }),
-    renditionLimit: { store: deps.rateLimitStore, perMinute: config.RENDITIONS_PER_MINUTE },
+    renditionLimit: { limiter: clientLimiter, perMinute: config.RENDITIONS_PER_MINUTE },
   });
   // One gate for every public endpoint bound to a book: the reader and its events.
   const readerService = new ReaderService({ db: database.db, storage: deps.storage, config });
   const readerGate = new ReaderGate(readerService, new ListsReaderPolicy({ lists: services.accessLists, sessions: services.readerSessions }));
-  const clientLimiter = new ClientRateLimiter(deps.rateLimitStore, deps.secretKey);
   await app.register(readerRoutes, { db: database.db, storage: deps.storage, config, gate: readerGate, limiter: clientLimiter });
   await app.register(liveItemsRoutes, { service: new LiveItemsService({ db: database.db }), gate: readerGate, limiter: clientLimiter });
   await app.register(readerEventsRoutes, { db: database.db, gate: readerGate, events: services.readerEvents, limiter: clientLimiter, publicBaseUrl: config.publicBaseUrl });

@@ -60,7 +60,7 @@ interface Bucket {
  * the embedded mode), else a promise: the guard runs once per request, and a
  * promise it does not need costs a microtask turn per request.
  */
-export function consume(store: RateLimitStore, reply: FastifyReply, buckets: Bucket[]): void | Promise<void> {
+function consume(store: RateLimitStore, reply: FastifyReply, buckets: Bucket[]): void | Promise<void> {
   const active = buckets.filter((b) => b.limit > 0);
   if (active.length === 0) return;
   const now = Date.now();

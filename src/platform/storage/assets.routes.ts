@@ -9,8 +9,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import { ERRORS } from '../errors.ts';
 import { buffer } from 'node:stream/consumers';
 import type { Storage } from './storage.ts';
-import { consume } from '../http/guard.ts';
-import type { RateLimitStore } from '../http/rate-limit-store.ts';
+import type { ClientRateLimiter } from '../http/client-rate-limit.ts';
 
 /** Assets made on their first request (page renditions, books/page-renditions.service.ts). */
 export interface OnDemandAssets {
@@ -23,8 +22,8 @@ export interface AssetsOptions {
   storage: Storage;
   /** Draws page renditions listed as on-demand on their first request (page-renditions.service.ts). */
   renditions?: OnDemandAssets;
-  /** Per client address, drawn renditions a minute (the requests served from storage are not counted). */
-  renditionLimit?: { store: RateLimitStore; perMinute: number };
+  /** Per client (hashed address), drawn renditions a minute (the requests served from storage are not counted). */
+  renditionLimit?: { limiter: ClientRateLimiter; perMinute: number };
 }
 
 /**
@@ -49,7 +48,13 @@ export const assetsRoutes: FastifyPluginAsync<AssetsOptions> = async (app, { sto
     const object = await storage.get(key);
     if (!object) {
       if (!renditions?.handles(key)) throw ERRORS.notFound('Asset');
-      const admit = renditionLimit ? async () => consume(renditionLimit.store, reply, [{ key: `rendition:ip:${request.ip}`, limit: renditionLimit.perMinute }]) : undefined;
+      const admit = renditionLimit
+        ? async () => {
+          const { limiter, perMinute } = renditionLimit;
+          const wait = await limiter.hit([{ bucket: 'assets:rendition', max: perMinute, windowMs: 60_000, subject: limiter.clientKey(request.ip) }]);
+          if (wait !== null) throw ERRORS.rateLimited(wait);
+        }
+        : undefined;
       const made = await renditions.make(key, admit);
       if (!made) throw ERRORS.notFound('Asset');
       return reply

@@ -262,6 +262,35 @@ describe('books', () => {
     assert.equal((await svc.request('DELETE', '/v1/batches/bat_unknown', { key: ws.key })).status, 404);
   });
 
+  it('removes a page stored after the cancellation, when the write on the deleted book fails before the job notices', async () => {
+    const ws = await svc.workspace();
+    const storage = svc.runtime.storage;
+    const put = storage.put;
+    let cancelledDuring: Promise<unknown> | null = null;
+    // The cancellation lands between a page's image upload and its row: the row's insert then fails on the deleted book.
+    storage.put = async function (key, ...rest) {
+      if (!cancelledDuring && /\/p3-w\d+\./.test(key)) {
+        cancelledDuring = svc.request('DELETE', `/v1/batches/${batchId}`, { key: ws.key });
+        assert.equal(((await cancelledDuring) as { status: number }).status, 200);
+      }
+      return put.call(this, key, ...rest);
+    };
+    let batchId = '';
+    let randomId = '';
+    try {
+      const upload = await uploadFile(svc, ws.key, await makePdf({ pages: 40 }), 'raced.pdf');
+      batchId = upload.body.data.batch_id;
+      randomId = upload.body.data.books[0].random_id;
+      await eventually(async () => cancelledDuring, { timeoutMs: 180_000 });
+      await eventually(async () => (await storage.list(`books/${randomId}/`)).length === 0, { timeoutMs: 60_000 });
+      // and nothing comes back later (a retry would find no book to clean up after)
+      await new Promise((resolve) => setTimeout(resolve, 1500));
+      assert.deepEqual(await storage.list(`books/${randomId}/`), []);
+    } finally {
+      storage.put = put;
+    }
+  });
+
   it('replays an upload sent twice with one Idempotency-Key: one batch, one book', async () => {
     const ws = await svc.workspace();
     const pdf = await makePdf({ pages: 1 });

@@ -167,6 +167,26 @@ describe('PDF conversion (generated documents)', () => {
     assert.ok(delivered <= 3, `${delivered} pages delivered after abort`);
   });
 
+  it('settles an aborted conversion only after the page being stored is stored (a cleanup then is not overtaken)', async () => {
+    const pdf = await makePdf({ pages: Array.from({ length: 20 }, () => ({})) });
+    const controller = new AbortController();
+    let storing = false;
+    let storedAfterAbort = false;
+    const error = await rejection(
+      convertPdf(pdf, { signal: controller.signal }, async (page) => {
+        if (page.number !== 2) return;
+        storing = true;
+        controller.abort(new Error('user cancelled')); // the abort arrives while this page is being stored
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        storedAfterAbort = true;
+        storing = false;
+      }),
+    );
+    assert.equal(error.code, 'aborted');
+    assert.equal(storing, false, 'the conversion settled while onPage was still storing a page');
+    assert.equal(storedAfterAbort, true);
+  });
+
   it('fails with render_failed when no page renders in time (page timeout path)', async () => {
     const pdf = await makePdf({ pages: [{}, {}] });
     const error = await rejection(convertPdf(pdf, { pageTimeoutMs: 1 }));

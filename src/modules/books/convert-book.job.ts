@@ -106,13 +106,17 @@ export async function convertBook(deps: ConvertBookDeps, batchId: string, ctx: J
   const onLeaseLost = () => abort.abort(lease.signal.reason);
   lease.signal.addEventListener('abort', onLeaseLost, { once: true });
   let cancelled = false;
+  /** The batch was cancelled or the book deleted (DELETE /batches, DELETE /books). */
+  const wasCancelled = async (): Promise<boolean> => {
+    const [state] = await db
+      .select({ status: uploadBatches.status, bookExists: sql<boolean>`exists (select 1 from ${books} where ${books.id} = ${book.id})` })
+      .from(uploadBatches)
+      .where(eq(uploadBatches.id, batchId));
+    return !state || state.status === 'cancelled' || !state.bookExists;
+  };
   const poll = setInterval(async () => {
     try {
-      const [state] = await db
-        .select({ status: uploadBatches.status, bookExists: sql<boolean>`exists (select 1 from ${books} where ${books.id} = ${book.id})` })
-        .from(uploadBatches)
-        .where(eq(uploadBatches.id, batchId));
-      if (!state || state.status === 'cancelled' || !state.bookExists) {
+      if (await wasCancelled()) {
         cancelled = true;
         abort.abort(new Error('cancelled'));
       }
@@ -226,7 +230,9 @@ export async function convertBook(deps: ConvertBookDeps, batchId: string, ctx: J
       await storage.deletePrefix(`${bookPrefix(book.randomId)}${renditionId}/`).catch(() => undefined);
       return { outcome: 'superseded' };
     }
-    if (cancelled) {
+    // A page written after the cancellation fails on the deleted book before the poll notices: that is a cancellation too,
+    // and its files (stored after DELETE removed the book's) go now, since a retry would find no book to clean up after.
+    if (cancelled || (await wasCancelled().catch(() => false))) {
       await storage.deletePrefix(bookPrefix(book.randomId));
       await lease.write((tx) => lease.finish(tx)).catch(() => undefined);
       return { outcome: 'cancelled' };

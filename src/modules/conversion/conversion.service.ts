@@ -12,7 +12,9 @@
  *   title, so progress can be shown.
  * - onPage runs once per page, one call at a time, in page order (page 1
  *   first). Rendering waits while onPage is busy (a few pages ahead at most),
- *   so a slow upload never lets finished pages pile up.
+ *   so a slow upload never lets finished pages pile up. A conversion that
+ *   fails or is aborted settles only after the onPage call in progress has
+ *   ended, so what the caller cleans up then is not written again behind it.
  * - Page images are files under `<workDir>/pages/`; the caller owns workDir
  *   (creates it, removes it after the job, whatever the outcome).
  * - A page that cannot be rendered is still delivered, blank, with `error`

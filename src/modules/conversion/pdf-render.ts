@@ -91,6 +91,8 @@ class RenderRun {
   readonly #retry: number[] = [];
   readonly #crashes = new Map<number, number>();
   readonly #failed: number[] = [];
+  /** The onPage call in progress, if any. */
+  #delivery: Promise<void> | null = null;
   readonly #settled = Promise.withResolvers<RenderPdfResult>();
   #pageCount: number | null = null;
   #info: DocumentInfo | null = null;
@@ -375,7 +377,14 @@ class RenderRun {
         this.#results.delete(this.#nextDeliver);
         const page = 'failed' in ready ? await this.#blankPage(ready) : ready;
         this.#lastSizePt = { width: page.widthPt, height: page.heightPt };
-        await this.#o.onPage(page);
+        // Known as in progress before onPage starts: an abort it triggers itself must wait for it too.
+        const delivery = Promise.resolve().then(() => this.#o.onPage(page));
+        this.#delivery = delivery;
+        try {
+          await delivery;
+        } finally {
+          this.#delivery = null;
+        }
         this.#nextDeliver++;
         this.#pump();
       }
@@ -406,8 +415,10 @@ class RenderRun {
   #fail(error: unknown): void {
     if (this.#done) return;
     this.#done = true;
-    // Terminated, not closed: nothing may keep rendering or writing for a failed job.
-    void Promise.all([...this.#leases].map((lease) => this.#discard(lease))).finally(() => this.#settled.reject(error));
+    // Terminated, not closed: nothing may keep rendering or writing for a failed job. The caller hears of the failure only
+    // once the page it is storing has been stored, so a cleanup it then runs (a cancelled book's files) is not overtaken by that write.
+    const delivering = this.#delivery?.catch(() => undefined);
+    void Promise.all([...[...this.#leases].map((lease) => this.#discard(lease)), delivering]).finally(() => this.#settled.reject(error));
   }
 }
 

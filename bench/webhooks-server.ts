@@ -19,6 +19,8 @@ for await (const line of createInterface({ input: process.stdin })) {
   if (line === 'stop') break;
   // "backlog <subscription> <n>": n deliveries due now, written straight to the table (the dispatcher alone, no ingestion).
   const [command, subscription, n] = line.split(' ');
+  // "stats": per lane of PGlite's connection, operations and their waits (null on PostgreSQL).
+  if (command === 'stats') process.stdout.write(`${JSON.stringify({ lanes: svc.runtime.database.laneStats() })}\n`);
   if (command === 'backlog') {
     const now = new Date();
     for (let i = 0; i < Number(n); i += 1000) {

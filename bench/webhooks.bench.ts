@@ -17,6 +17,7 @@
  */
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import os from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { startReceiver } from '../test/webhooks/receiver.ts';
@@ -26,6 +27,22 @@ const perSecond = Number(process.env.EVENTS_PER_SECOND ?? 1000);
 const slowMs = Number(process.env.SLOW_MS ?? 5000);
 const BATCH = 10;
 const USER_AGENT = 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36';
+
+type LaneStats = { operations: number; waitMs: number; maxWaitMs: number; runMs: number; maxQueued: number };
+/** PGlite only: per lane of the one connection, what its operations waited and ran (the service counts since its start). */
+async function laneStats(): Promise<Record<string, LaneStats> | null> {
+  child.stdin!.write('stats\n');
+  return (JSON.parse((await lines.next()).value as string) as { lanes: Record<string, LaneStats> | null }).lanes;
+}
+function laneReport(before: Record<string, LaneStats> | null, after: Record<string, LaneStats> | null, seconds: number): string[] {
+  if (!after) return [];
+  return Object.entries(after).map(([name, a]) => {
+    const b = before?.[name] ?? { operations: 0, waitMs: 0, maxWaitMs: 0, runMs: 0, maxQueued: 0 };
+    const n = a.operations - b.operations;
+    return `  database lane ${name}: ${n} operations (${Math.round(n / seconds)}/s), waited ${n ? ((a.waitMs - b.waitMs) / n).toFixed(1) : 0} ms on average (max ${Math.round(a.maxWaitMs)} ms since start), ran ${n ? ((a.runMs - b.runMs) / n).toFixed(1) : 0} ms on average, ${((a.runMs - b.runMs) / 10 / seconds).toFixed(0)} % of the time; at most ${a.maxQueued} queued`;
+  });
+}
+const load = () => os.loadavg().map((l) => l.toFixed(1)).join(' ');
 
 const percentile = (sorted: number[], p: number) => (sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -80,6 +97,8 @@ for (const [name, receiver] of [['healthy', healthy], ['slow', slow], ['failing'
   subscriptionIds[name] = ((await response.json()) as { data: { id: number } }).data.id;
 }
 
+const lanesBefore = await laneStats();
+const loadBefore = load();
 let sent = 0;
 let refused = 0;
 const started = Date.now();
@@ -116,6 +135,7 @@ while (Date.now() < end) {
 }
 await Promise.allSettled([...inflight]);
 const sendSeconds = (Date.now() - started) / 1000;
+const lanesAfterSend = await laneStats();
 const deliveredDuringSend = healthy.received.length;
 const attemptsDuringSend = healthy.received.length + slow.received.length + failing.received.length;
 
@@ -135,6 +155,8 @@ process.stdout.write([
   `event → delivery at the healthy receiver: p50 ${Math.round(percentile(latencies, 50))} ms, p99 ${Math.round(percentile(latencies, 99))} ms, max ${Math.round(latencies.at(-1) ?? 0)} ms`,
   `stored → delivery (from the event row's created_at, so without the wait to get into the service): p50 ${Math.round(percentile(fromStored, 50))} ms, p99 ${Math.round(percentile(fromStored, 99))} ms`,
   `slow receiver (${slowMs} ms per answer): ${slow.received.length} requests; failing receiver: ${failing.received.length} attempts (first tries and 5-s retries)`,
+  ...(lanesAfterSend ? ['while events were coming in:', ...laneReport(lanesBefore, lanesAfterSend, sendSeconds)] : []),
+  `load average before: ${loadBefore}; now: ${load()}`,
   '',
 ].join('\n'));
 

@@ -48,6 +48,6 @@ export function createJobDefinitions(deps: { database: Database; storage: Storag
     ...catalogJobs(deps.services.catalogs, { resyncIntervalMinutes: config.CATALOG_RESYNC_INTERVAL_MINUTES }),
     ...connectorJobs(deps.services.connector),
     webhookRetentionJob(deps.services.webhooks, config.WEBHOOK_DELIVERY_RETENTION_DAYS),
-    analyticsRollupJob(deps.services.analytics.rollups),
+    analyticsRollupJob(deps.services.analytics.rollups, deps.services.analytics.flowRollups),
   ] as JobDefinition[];
 }

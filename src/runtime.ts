@@ -44,6 +44,8 @@ export interface Runtime {
   services: Services;
   logger: Logger;
   app: FastifyInstance | null;
+  /** The rate-limit counters the API uses (null without the API role). */
+  rateLimitStore: RateLimitStore | null;
   /** The address the API listens on, when it does. */
   url: string | null;
   stop(): Promise<void>;
@@ -98,11 +100,12 @@ export async function startRuntime(config: Readonly<Config>, options: RuntimeOpt
     await queue.start({ work: options.worker });
     cleanups.push(() => queue.stop(config.SHUTDOWN_TIMEOUT_MS));
     if (options.worker) {
-      // On PostgreSQL the webhook loop has its own few connections, so a burst of API requests never starves deliveries.
+      // A burst of API requests (reader events) must not starve deliveries: on PostgreSQL the webhook loop has its own few
+      // connections; on PGlite's one connection its operations take turns with everyone else's.
       const webhookDatabase = database.kind === 'postgres' ? await openDatabase({ kind: 'postgres', url: database.url!, poolSize: 4 }) : database;
       if (webhookDatabase !== database) cleanups.push(() => webhookDatabase.close());
       const webhookWorker = new WebhookWorker({
-        db: webhookDatabase.db, outbound: services.outbound, box: services.webhookSecrets, log: logger.child({ component: 'webhooks' }),
+        db: webhookDatabase.lane('webhooks'), outbound: services.outbound, box: services.webhookSecrets, log: logger.child({ component: 'webhooks' }),
         perEndpoint: config.WEBHOOK_ENDPOINT_CONCURRENCY, perEndpointMax: config.WEBHOOK_ENDPOINT_MAX_CONCURRENCY, total: config.WEBHOOK_CONCURRENCY,
       });
       webhookWorker.start();
@@ -112,11 +115,13 @@ export async function startRuntime(config: Readonly<Config>, options: RuntimeOpt
     }
 
     let app: FastifyInstance | null = null;
+    let rateLimitStore: RateLimitStore | null = null;
     let url: string | null = null;
     if (options.api) {
-      const rateLimitStore = createRateLimitStore(config, database);
-      cleanups.push(() => rateLimitStore.close());
-      app = await buildApp({ config, database, storage, queue, services, rateLimitStore, secretKey, logger, extraRoutes: options.extraRoutes });
+      const store = createRateLimitStore(config, database);
+      rateLimitStore = store;
+      cleanups.push(() => store.close());
+      app = await buildApp({ config, database, storage, queue, services, rateLimitStore: store, secretKey, logger, extraRoutes: options.extraRoutes });
       cleanups.push(() => app!.close());
       await app.listen({ host: config.HOST, port: config.PORT, listenTextResolver: (address) => `API listening on ${address}` });
       const address = app.server.address();
@@ -141,7 +146,7 @@ export async function startRuntime(config: Readonly<Config>, options: RuntimeOpt
 
     let stopping: Promise<void> | null = null;
     return {
-      config, database, storage, queue, services, logger, app, url,
+      config, database, storage, queue, services, logger, app, url, rateLimitStore,
       stop() {
         stopping ??= runCleanups();
         return stopping;

@@ -16,6 +16,7 @@ import { drizzle as drizzlePg } from 'drizzle-orm/node-postgres';
 import { migrate as migratePg } from 'drizzle-orm/node-postgres/migrator';
 import pg from 'pg';
 import * as schema from './schema.ts';
+import { ConnectionTurns, type LaneStats } from './turns.ts';
 
 export type Schema = typeof schema;
 export type Db = PgDatabase<PgQueryResultHKT, Schema>;
@@ -45,6 +46,14 @@ export interface Database {
    */
   listen(channel: string, handler: (payload: string, healthy: boolean) => void): Promise<() => Promise<void>>;
   notify(channel: string, payload: string): Promise<void>;
+  /**
+   * The same database for one kind of work that must progress beside the rest (the webhook loop): on PGlite its
+   * operations take turns with everyone else's on the one connection (see turns.ts); on PostgreSQL it is `db`
+   * (give such work its own pool instead).
+   */
+  lane(name: string): Db;
+  /** PGlite: per lane, how long operations waited for the connection and ran. Null on PostgreSQL. */
+  laneStats(): Record<string, LaneStats> | null;
   close(): Promise<void>;
 }
 
@@ -82,12 +91,26 @@ function loadPgliteArtifacts() {
 async function openPglite(dataDir: string): Promise<Database> {
   if (dataDir !== 'memory') mkdirSync(dataDir, { recursive: true });
   const client = await PGlite.create(dataDir === 'memory' ? 'memory://' : dataDir, await loadPgliteArtifacts());
-  const db = drizzlePglite({ client, schema }) as unknown as Db;
+  const turns = new ConnectionTurns();
+  // Drizzle calls only query() and transaction() on its client (and the transaction's own handle inside one).
+  const laneClient = (lane: string) => ({
+    query: (...args: Parameters<PGlite['query']>) => turns.run(lane, () => client.query(...args)),
+    exec: (...args: Parameters<PGlite['exec']>) => turns.run(lane, () => client.exec(...args)),
+    transaction: <T>(callback: Parameters<PGlite['transaction']>[0]) => turns.run(lane, () => client.transaction(callback) as Promise<T>),
+  }) as unknown as PGlite;
+  const lanes = new Map<string, Db>();
+  const laneDb = (lane: string): Db => {
+    let db = lanes.get(lane);
+    if (!db) lanes.set(lane, (db = drizzlePglite({ client: laneClient(lane), schema }) as unknown as Db));
+    return db;
+  };
+  const db = laneDb('default');
+  const main = laneClient('default');
   const runner: SqlRunner = {
     async executeSql(text, values) {
-      if (values && values.length > 0) return client.query(text, values as unknown[]);
+      if (values && values.length > 0) return main.query(text, values as unknown[]);
       // PGlite's query() takes one statement; pg-boss sends multi-statement scripts.
-      const results = await client.exec(text);
+      const results = await main.exec(text);
       return results[results.length - 1] ?? { rows: [] };
     },
   };
@@ -95,11 +118,13 @@ async function openPglite(dataDir: string): Promise<Database> {
     kind: 'pglite',
     db,
     runner,
+    lane: laneDb,
+    laneStats: () => turns.stats(),
     async migrate() {
       await migratePglite(db as never, { migrationsFolder: MIGRATIONS_DIR });
     },
     async ping() {
-      await client.query('select 1');
+      await main.query('select 1');
     },
     async listen(channel, handler) {
       const unsubscribe = await client.listen(channel, (payload) => handler(payload, true));
@@ -108,7 +133,7 @@ async function openPglite(dataDir: string): Promise<Database> {
       };
     },
     async notify(channel, payload) {
-      await client.query('select pg_notify($1, $2)', [channel, payload]);
+      await main.query('select pg_notify($1, $2)', [channel, payload]);
     },
     async close() {
       if (!client.closed) await client.close();
@@ -131,6 +156,8 @@ async function openPostgres(url: string, poolSize: number): Promise<Database> {
     db,
     runner,
     url,
+    lane: () => db,
+    laneStats: () => null,
     async migrate() {
       // Several processes may start together: one migrates, the others wait for it.
       const client = await pool.connect();

@@ -8,12 +8,14 @@
  *     the same run;
  *  2. the throughput of a CSV export of about BENCH_EXPORT_ROWS rows
  *     (default 1 million: the interaction events of the last days that hold
- *     them) in MB/s and rows/s, with the service's peak RSS;
+ *     them) in MB/s and rows/s, with the service's peak RSS and its CPU
+ *     seconds (MB per CPU second holds better than MB/s under load);
  *  3. the reader event endpoint's accepted rate while analytics queries run
  *     in a loop, raising the offered load step by step (BENCH_STEP_SECONDS,
  *     default 10) until it saturates (accepted < 90% of offered, or p99 over
- *     1 s): the ceiling.
+ *     1 s): the ceiling. BENCH_INGEST_QUERIES=0 measures ingest alone.
  *
+ * BENCH_PARTS (queries,export,ingest by default) runs only the parts named.
  *   BENCH_EVENTS=1000000 BENCH_VISITS=100000 BENCH_READERS=10000 npm run bench:analytics
  */
 import { spawn } from 'node:child_process';
@@ -21,11 +23,16 @@ import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import os from 'node:os';
+import { readFileSync } from 'node:fs';
 
 process.env.DATABASE_URL ??= 'postgres://postgres@127.0.0.1:5432/test';
 const ITERATIONS = Number(process.env.BENCH_ITERATIONS ?? 10);
 const EXPORT_ROWS = Number(process.env.BENCH_EXPORT_ROWS ?? 1_000_000);
 const STEP_SECONDS = Number(process.env.BENCH_STEP_SECONDS ?? 10);
+/** BENCH_INGEST_QUERIES=0: measure ingest alone, without the analytics query loop beside it. */
+const INGEST_QUERIES = process.env.BENCH_INGEST_QUERIES !== '0';
+/** Which parts to run (comma-separated): queries, export, ingest; default all. */
+const PARTS = new Set((process.env.BENCH_PARTS ?? 'queries,export,ingest').split(',').map((p) => p.trim()));
 const USER_AGENT = 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36';
 const say = (line: string) => process.stdout.write(`${line}\n`);
 
@@ -44,6 +51,15 @@ async function nextJson<T>(key: string): Promise<T> {
 const ready = await nextJson<{ url: string; key: string; book: string; pages: number; viewer: number; view: number; counts: Record<string, number> }>('ready');
 const { url, key, book } = ready;
 
+/** CPU seconds the service process has used (Linux /proc; clock ticks of 10 ms): figures per CPU second hold under load. */
+function serviceCpuSeconds(): number {
+  try {
+    const fields = readFileSync(`/proc/${child.pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return Number.NaN;
+  }
+}
 const percentile = (sorted: number[], p: number) => (sorted.length === 0 ? 0 : sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!);
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -82,6 +98,8 @@ const operations: [string, Record<string, string | number>][] = [
   ['/v1/analytics/reading-session-pages', { book_id: book, view_event_id: ready.view }],
 ];
 const health = await measure('/v1/health', {});
+say(`GET /v1/health (reference): ${health.p50.toFixed(1)} / ${health.p95.toFixed(1)} ms p50 / p95`);
+if (PARTS.has('queries')) {
 say(`\n1. analytics operations, ${ITERATIONS} sequential requests each (ms)`);
 say(`${'operation'.padEnd(58)} ${'30 days p50 / p95'.padStart(20)} ${'90 days p50 / p95'.padStart(20)}  status`);
 say(`${'GET /v1/health (reference)'.padEnd(58)} ${`${health.p50.toFixed(1)} / ${health.p95.toFixed(1)}`.padStart(20)}`);
@@ -93,11 +111,22 @@ for (const [path, query] of operations) {
   say(`${label.padEnd(58)} ${`${month.p50.toFixed(0)} / ${month.p95.toFixed(0)}`.padStart(20)} ${`${quarter.p50.toFixed(0)} / ${quarter.p95.toFixed(0)}`.padStart(20)}  ${month.statuses}, ${quarter.statuses}`);
 }
 
+}
+
+function exportRange(n: number): string {
+  const end = new Date();
+  const start = new Date(end.getTime() - (n - 1) * 86_400_000);
+  return `${start.toISOString().slice(0, 10)},${end.toISOString().slice(0, 10)}`;
+}
+
 // 2. Export throughput: the interaction events of the last N days, N chosen for about EXPORT_ROWS rows.
+if (PARTS.has('export')) {
 const perDay = ready.counts.events! / 90;
 const days = Math.max(1, Math.min(90, Math.round(EXPORT_ROWS / perDay)));
 child.stdin!.write('rss-reset\n');
 const rssBefore = await nextJson<number>('rss');
+const loadBefore = os.loadavg()[0]!;
+const cpuBefore = serviceCpuSeconds();
 const t = performance.now();
 const response = await fetch(`${url}/v1/exports/books/${book}/interaction-events?date=${days === 1 ? 'today' : `${days}d`}`.replace(/date=(\d+)d/, (_, n) => `date=${exportRange(Number(n))}`), { headers: { authorization: `Bearer ${key}` } });
 let bytes = 0;
@@ -112,31 +141,32 @@ for await (const chunk of response.body as unknown as AsyncIterable<Uint8Array>)
   }
 }
 const exportS = (performance.now() - t) / 1000;
+const exportCpu = serviceCpuSeconds() - cpuBefore;
 child.stdin!.write('rss\n');
 const rssPeak = await nextJson<number>('rss');
 say(`\n2. CSV export of interaction events, last ${days} days: ${rows - 1} rows, ${(bytes / 1e6).toFixed(1)} MB in ${exportS.toFixed(1)} s = ${(bytes / 1e6 / exportS).toFixed(1)} MB/s, ${((rows - 1) / exportS).toFixed(0)} rows/s; service RSS ${(rssBefore / 1e6).toFixed(0)} MB before, peak ${(rssPeak / 1e6).toFixed(0)} MB during (status ${response.status})`);
+say(`   service CPU ${exportCpu.toFixed(1)} s = ${(bytes / 1e6 / exportCpu).toFixed(1)} MB per CPU second (the database's CPU not counted); load average ${loadBefore.toFixed(1)} before, ${os.loadavg()[0]!.toFixed(1)} after`);
 
-function exportRange(n: number): string {
-  const end = new Date();
-  const start = new Date(end.getTime() - (n - 1) * 86_400_000);
-  return `${start.toISOString().slice(0, 10)},${end.toISOString().slice(0, 10)}`;
 }
 
 // 3. Ingest while queries run, raising the offered load.
-say(`\n3. POST /read/{id}/events while analytics queries run in a loop (${STEP_SECONDS} s per step; batches of 10 events)`);
-say(`${'offered events/s'.padStart(16)} ${'accepted events/s'.padStart(18)} ${'batch p50 / p99 ms'.padStart(20)} ${'queries done (p50 ms)'.padStart(22)}`);
+if (PARTS.has('ingest')) {
+say(`\n3. POST /read/{id}/events ${INGEST_QUERIES ? 'while analytics queries run in a loop' : 'alone (no query loop)'} (${STEP_SECONDS} s per step; batches of 10 events)`);
+say(`${'offered events/s'.padStart(16)} ${'accepted events/s'.padStart(18)} ${'batch p50 / p99 ms'.padStart(20)} ${'queries done (p50 ms)'.padStart(22)} ${'service CPU ms/request'.padStart(23)}  load`);
+say(`(service CPU per ingest request includes the queries' CPU when they run${INGEST_QUERIES ? '' : '; BENCH_INGEST_QUERIES=0: they do not'})`);
 let ceiling = 0;
 for (const offered of [1000, 2000, 4000, 8000, 12000, 16000, 24000]) {
   const batchesPerSecond = offered / 10;
   const clients = Math.min(400, Math.max(20, Math.ceil(batchesPerSecond / 5)));
   const intervalMs = (1000 * clients) / batchesPerSecond;
   const end = Date.now() + STEP_SECONDS * 1000;
+  const stepCpu = serviceCpuSeconds();
   const latencies: number[] = [];
   let accepted = 0;
   const queryTimes: number[] = [];
   const queries = (async () => {
     const cycle = operations.filter(([p]) => !p.includes('reader-journey') && !p.includes('reading-session-pages'));
-    for (let i = 0; Date.now() < end; i++) {
+    for (let i = 0; INGEST_QUERIES && Date.now() < end; i++) {
       const [p, q] = cycle[i % cycle.length]!;
       queryTimes.push((await timed(p, { ...q, date: '30d' })).ms);
     }
@@ -165,14 +195,16 @@ for (const offered of [1000, 2000, 4000, 8000, 12000, 16000, 24000]) {
   latencies.sort((a, b) => a - b);
   queryTimes.sort((a, b) => a - b);
   const rate = accepted / STEP_SECONDS;
+  const cpuPerBatch = ((serviceCpuSeconds() - stepCpu) * 1000) / Math.max(1, latencies.length);
   ceiling = Math.max(ceiling, rate);
-  say(`${String(offered).padStart(16)} ${rate.toFixed(0).padStart(18)} ${`${percentile(latencies, 50).toFixed(0)} / ${percentile(latencies, 99).toFixed(0)}`.padStart(20)} ${`${queryTimes.length} (${percentile(queryTimes, 50).toFixed(0)})`.padStart(22)}`);
+  say(`${String(offered).padStart(16)} ${rate.toFixed(0).padStart(18)} ${`${percentile(latencies, 50).toFixed(0)} / ${percentile(latencies, 99).toFixed(0)}`.padStart(20)} ${`${queryTimes.length} (${percentile(queryTimes, 50).toFixed(0)})`.padStart(22)} ${cpuPerBatch.toFixed(2).padStart(23)}  ${os.loadavg()[0]!.toFixed(1)}`);
   if (rate < offered * 0.9 || percentile(latencies, 99) > 1000) {
     say(`saturated at an offered ${offered} events/s`);
     break;
   }
 }
-say(`ingest ceiling while queries run: ${ceiling.toFixed(0)} events/s`);
+say(`ingest ceiling ${INGEST_QUERIES ? 'while queries run' : 'alone'}: ${ceiling.toFixed(0)} events/s`);
+}
 say(`load average at the end: ${os.loadavg().map((l) => l.toFixed(1)).join(' ')}`);
 child.stdin!.write('stop\n');
 await new Promise((r) => child.once('exit', r));

@@ -14,6 +14,7 @@ import { AnalyticsEventsService, type PageQuery } from './analytics-events.servi
 import { AnalyticsReader, type AnalyticsFilter } from './analytics-sql.ts';
 import { AnalyticsSummariesService, type ReaderSort } from './analytics-summaries.service.ts';
 import { parseDateRange } from './date-range.ts';
+import { FlowRollups } from './flow-rollups.ts';
 import { PageRollups } from './page-rollups.ts';
 
 export interface Caller {
@@ -43,13 +44,16 @@ export class AnalyticsQueriesService {
   readonly summaries: AnalyticsSummariesService;
   /** The page-segment day rollups (kept by the analytics.rollup job). */
   readonly rollups: PageRollups;
+  /** The book-flow day rollups (kept by the same job). */
+  readonly flowRollups: FlowRollups;
 
   constructor(deps: { db: Db; statementTimeoutMs: number; exactMaxSegments?: number; rollupSettleMs?: number }) {
     this.db = deps.db;
     const reader = new AnalyticsReader(deps);
     this.rollups = new PageRollups({ db: deps.db, settleMs: deps.rollupSettleMs });
+    this.flowRollups = new FlowRollups({ db: deps.db, settleMs: deps.rollupSettleMs });
     this.events = new AnalyticsEventsService(reader);
-    this.summaries = new AnalyticsSummariesService(reader, { rollups: this.rollups, exactMaxSegments: deps.exactMaxSegments ?? 200_000 });
+    this.summaries = new AnalyticsSummariesService(reader, { rollups: this.rollups, flowRollups: this.flowRollups, exactMaxSegments: deps.exactMaxSegments ?? 200_000 });
   }
 
   /** The book and the filter of a query; the date is checked before the book is looked up. */

@@ -14,6 +14,7 @@ import { sql, type SQL } from 'drizzle-orm';
 import { ERRORS } from '../../platform/errors.ts';
 import type { BookRow } from '../books/books.tables.ts';
 import { filterConditions, iso, num, rowsOf, score, seconds, type AnalyticsFilter, type AnalyticsReader } from './analytics-sql.ts';
+import type { FlowRollups } from './flow-rollups.ts';
 import { histogramMedian, hllCount, type PageRollups, type PageTotals } from './page-rollups.ts';
 
 export interface PageSummary {
@@ -89,11 +90,13 @@ interface ReaderCursor {
 export class AnalyticsSummariesService {
   private readonly reader: AnalyticsReader;
   private readonly rollups: PageRollups | undefined;
+  private readonly flowRollups: FlowRollups | undefined;
   private readonly exactMaxSegments: number;
 
-  constructor(reader: AnalyticsReader, options: { rollups?: PageRollups; exactMaxSegments?: number } = {}) {
+  constructor(reader: AnalyticsReader, options: { rollups?: PageRollups; flowRollups?: FlowRollups; exactMaxSegments?: number } = {}) {
     this.reader = reader;
     this.rollups = options.rollups;
+    this.flowRollups = options.flowRollups;
     this.exactMaxSegments = options.exactMaxSegments ?? Number.POSITIVE_INFINITY;
   }
 
@@ -201,8 +204,20 @@ export class AnalyticsSummariesService {
    * Page-to-page moves within visits: a visit's page segments in the reader's
    * order; each change of page is a transition (from_page → to_page). A
    * visit's first page is an entry, its last an exit; `views` counts segments.
+   * Exact from the raw segments up to exactMaxSegments in the range or with a
+   * reader, session, tracked-link or page filter; above, from the day
+   * rollups (flow-rollups.ts): views, entries, exits and counts still exact,
+   * transition `readers` a HyperLogLog estimate.
    */
   async bookFlow(book: BookRow, f: AnalyticsFilter): Promise<{ data: BookFlow; meta: { visits: number } }> {
+    const flow = this.flowRollups;
+    if (flow && f.viewerId === undefined && f.trackedLinkId === undefined && f.sessionId === undefined && f.pageNumber === undefined) {
+      const totals = await this.reader.read(async (tx) => {
+        const t = await flow.flowTotals(async (query) => rowsOf(await tx.execute(query)), f.bookId, f.range);
+        return t && t.segments > this.exactMaxSegments ? t : null;
+      });
+      if (totals) return this.flowAnswer(book, totals.pages, totals.transitions);
+    }
     // One pass over the segments: the window runs once, pages and transitions come out of the same rows.
     const rows = await this.reader.rows<Record<string, unknown>>(sql`
       with s as (${segments(f)}),
@@ -221,6 +236,10 @@ export class AnalyticsSummariesService {
       if (r.kind === 'page') seen.set(num(r.a), { views: num(r.n), entries: num(r.entries), exits: num(r.exits) });
       else transitions.push({ from_page: num(r.a), to_page: num(r.b), count: num(r.n), readers: num(r.entries) });
     }
+    return this.flowAnswer(book, seen, transitions);
+  }
+
+  private flowAnswer(book: BookRow, seen: Map<number, { views: number; entries: number; exits: number }>, transitions: BookFlow['transitions']) {
     transitions.sort((x, y) => y.count - x.count || x.from_page - y.from_page || x.to_page - y.to_page);
     const last = Math.max(book.pageCount, ...seen.keys());
     const pages = Array.from({ length: last }, (_, i) => ({ page_number: i + 1, ...(seen.get(i + 1) ?? { views: 0, entries: 0, exits: 0 }) }));
@@ -233,30 +252,51 @@ export class AnalyticsSummariesService {
    * readers by viewer_id; with includeAnonymous, each anonymous visit too.
    * `recent` sorts by last visit, `engagement` by the average engagement
    * score of the reader's visits; both newest/highest first, then by key.
-   * The distinct pages (an unnest of every visit's pages) and the email are
-   * computed for the page of readers answered only, not for every reader.
+   * Two steps, so the full summary (distinct pages, email, sums) is computed
+   * for the page of readers answered only: first the keys of that page, then
+   * their summaries by the (book, viewer, time) index. `recent` finds its
+   * keys by walking the visits newest first on the (book, time) index until
+   * the page is full (a reader's newest visit in the range is its last_at),
+   * so it reads about `limit` visits, not the range; `engagement` needs
+   * every reader's average, from a lean aggregate of two columns.
    */
   async readers(
     book: BookRow, f: AnalyticsFilter, options: { includeAnonymous: boolean; sort: ReaderSort; cursor?: string | undefined; limit: number },
   ): Promise<{ data: ReaderSummary[]; meta: { next_cursor: string | null; has_more: boolean } }> {
     const cursor = decodeReaderCursor(options.sort, options.cursor);
-    const sortKey = options.sort === 'recent' ? sql`r.last_at` : sql`r.engagement`;
-    const cast = options.sort === 'recent' ? sql`::timestamptz` : sql`::float8`;
-    const anonymous = options.includeAnonymous ? sql`` : sql`and w.viewer_id is not null`;
-    const rows = await this.reader.rows<Record<string, unknown>>(sql`
-      with w as (select w.* from view_events w where ${filterConditions('w', 'recorded_at', f, { session: true })} ${anonymous}),
-      r as (select coalesce(w.viewer_id::bigint, -w.id) as k, max(w.viewer_id) as viewer_id,
-                   max(w.session_id) filter (where w.viewer_id is null) as session_id,
-                   count(*) as visits, sum(w.clicks) as clicks, sum(w.active_ms)::float8 as active_ms, sum(w.duration_seconds) as duration,
-                   avg(w.engagement_score)::float8 as engagement, min(w.recorded_at) as first_at, max(w.recorded_at) as last_at
-            from w group by 1),
-      top as (select r.* from r ${cursor ? sql`where (${sortKey}, r.k) < (${cursor.v}${cast}, ${cursor.k})` : sql``}
-              order by ${sortKey} desc, r.k desc limit ${options.limit + 1}),
-      p as (select coalesce(w.viewer_id::bigint, -w.id) as k, count(distinct page) as pages
-            from w join top on top.k = coalesce(w.viewer_id::bigint, -w.id), unnest(w.pages_seen) as page group by 1)
-      select r.*, coalesce(p.pages, 0) as pages, v.email as viewer_email
-      from top r left join p using (k) left join viewers v on v.id = r.viewer_id
-      order by ${sortKey} desc, r.k desc`);
+    const where = sql`${filterConditions('w', 'recorded_at', f, { session: true })} ${options.includeAnonymous ? sql`` : sql`and w.viewer_id is not null`}`;
+    const want = options.limit + 1;
+    const rows = await this.reader.read(async (tx) => {
+      const q = async <T>(query: SQL) => rowsOf<T>(await tx.execute(query));
+      let keys: number[];
+      if (options.sort === 'recent') {
+        keys = await recentReaderKeys(q, where, cursor, want);
+      } else {
+        const top = await q<{ k: unknown }>(sql`
+          select k from (select coalesce(w.viewer_id::bigint, -w.id) as k, avg(w.engagement_score)::float8 as engagement
+                         from view_events w where ${where} group by 1) r
+          ${cursor ? sql`where (r.engagement, r.k) < (${cursor.v}::float8, ${cursor.k})` : sql``}
+          order by r.engagement desc, r.k desc limit ${want}`);
+        keys = top.map((t) => num(t.k));
+      }
+      if (keys.length === 0) return [];
+      const viewers = keys.filter((k) => k > 0);
+      const visits = keys.filter((k) => k < 0).map((k) => -k);
+      const sortKey = options.sort === 'recent' ? sql`r.last_at` : sql`r.engagement`;
+      return q<Record<string, unknown>>(sql`
+        with w as materialized (select w.id, w.viewer_id, w.session_id, w.clicks, w.active_ms, w.duration_seconds, w.engagement_score, w.recorded_at, w.pages_seen
+                  from view_events w where ${where}
+                  and (w.viewer_id = any(${`{${viewers.join(',')}}`}::int[]) or w.id = any(${`{${visits.join(',')}}`}::bigint[]))),
+        r as (select coalesce(w.viewer_id::bigint, -w.id) as k, max(w.viewer_id) as viewer_id,
+                     max(w.session_id) filter (where w.viewer_id is null) as session_id,
+                     count(*) as visits, sum(w.clicks) as clicks, sum(w.active_ms)::float8 as active_ms, sum(w.duration_seconds) as duration,
+                     avg(w.engagement_score)::float8 as engagement, min(w.recorded_at) as first_at, max(w.recorded_at) as last_at
+              from w group by 1),
+        p as (select coalesce(w.viewer_id::bigint, -w.id) as k, count(distinct page) as pages from w, unnest(w.pages_seen) as page group by 1)
+        select r.*, coalesce(p.pages, 0) as pages, v.email as viewer_email
+        from r left join p using (k) left join viewers v on v.id = r.viewer_id
+        order by ${sortKey} desc, r.k desc`);
+    });
     const hasMore = rows.length > options.limit;
     const kept = hasMore ? rows.slice(0, options.limit) : rows;
     const last = kept[kept.length - 1];
@@ -336,6 +376,50 @@ export class AnalyticsSummariesService {
         })),
       };
     });
+  }
+}
+
+/**
+ * The keys of the `want` readers with the latest last visit below the
+ * cursor: visits newest first ((book, time) index, in batches), each reader
+ * taken at its first visit met. Below a cursor, a reader met there whose
+ * last visit is above it was on an earlier page and is skipped. Stops once
+ * `want` readers are held and the walk is past the last one's time (ties
+ * included).
+ */
+async function recentReaderKeys(q: <T>(query: SQL) => Promise<T[]>, where: SQL, cursor: ReaderCursor | null, want: number): Promise<number[]> {
+  const batch = Math.max(200, want * 2);
+  const found = new Map<number, number>(); // key → last visit (ms)
+  const seen = new Set<number>();
+  let after: { at: Date; id: number } | null = null;
+  for (;;) {
+    const rows: { id: unknown; viewer_id: unknown; recorded_at: string | Date }[] = await q(sql`
+      select w.id, w.viewer_id, w.recorded_at from view_events w where ${where}
+      ${cursor ? sql`and w.recorded_at <= ${cursor.v}::timestamptz` : sql``}
+      ${after ? sql`and (w.recorded_at, w.id) < (${after.at.toISOString()}::timestamptz, ${after.id})` : sql``}
+      order by w.recorded_at desc, w.id desc limit ${batch}`);
+    const fresh: { k: number; at: number }[] = [];
+    for (const r of rows) {
+      const k = r.viewer_id === null ? -num(r.id) : num(r.viewer_id);
+      if (seen.has(k)) continue;
+      seen.add(k);
+      const at = new Date(r.recorded_at).getTime();
+      if (cursor && (at > Date.parse(cursor.v as string) || (at === Date.parse(cursor.v as string) && k >= cursor.k))) continue;
+      fresh.push({ k, at });
+    }
+    // A reader first met below the cursor may have a later visit above it: then its last_at is above and it was listed before.
+    const identified = fresh.filter((c) => c.k > 0).map((c) => c.k);
+    const above = cursor && identified.length > 0
+      ? new Set((await q<{ viewer_id: unknown }>(sql`
+          select distinct w.viewer_id from view_events w where ${where} and w.viewer_id = any(${`{${identified.join(',')}}`}::int[])
+          and w.recorded_at > ${cursor.v}::timestamptz`)).map((r) => num(r.viewer_id)))
+      : new Set<number>();
+    for (const c of fresh) if (!above.has(c.k)) found.set(c.k, c.at);
+    const ranked = [...found].sort((a, b) => b[1] - a[1] || b[0] - a[0]);
+    const lastRow = rows[rows.length - 1];
+    if (!lastRow || rows.length < batch) return ranked.slice(0, want).map(([k]) => k);
+    after = { at: new Date(lastRow.recorded_at), id: num(lastRow.id) };
+    if (ranked.length >= want && after.at.getTime() < ranked[want - 1]![1]) return ranked.slice(0, want).map(([k]) => k);
   }
 }
 

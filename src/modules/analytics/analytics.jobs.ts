@@ -1,11 +1,13 @@
 /**
  * `analytics.rollup`: every minute, folds the interaction events that arrived
- * since the last run into the page-segment day rollups (page-rollups.ts).
+ * since the last run into the page-segment day rollups (page-rollups.ts) and
+ * the book-flow day rollups (flow-rollups.ts), each from its own watermark.
  * Safe to run again or on several workers: each batch and its watermark are
  * written in one transaction under a row lock.
  */
 import { Type } from 'typebox';
 import { defineJob } from '../../platform/jobs/queue.ts';
+import type { FlowRollups } from './flow-rollups.ts';
 import type { PageRollups } from './page-rollups.ts';
 
 declare module '../../platform/jobs/queue.ts' {
@@ -14,7 +16,7 @@ declare module '../../platform/jobs/queue.ts' {
   }
 }
 
-export function analyticsRollupJob(rollups: PageRollups) {
+export function analyticsRollupJob(rollups: PageRollups, flow: FlowRollups) {
   return defineJob({
     name: 'analytics.rollup',
     version: 1,
@@ -22,6 +24,6 @@ export function analyticsRollupJob(rollups: PageRollups) {
     retryLimit: 0,
     cron: '* * * * *',
     // A bounded run (200 batches of 50,000 events); the next minute goes on from the watermark.
-    handle: async () => ({ events: await rollups.catchUp(200) }),
+    handle: async () => ({ events: await rollups.catchUp(200), flow_events: await flow.catchUp(200) }),
   });
 }

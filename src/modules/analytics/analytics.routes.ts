@@ -52,7 +52,9 @@ export const analyticsRoutes: FastifyPluginAsyncTypebox<{ analytics: AnalyticsQu
       description:
         "Page-to-page transitions within visits: a visit's page segments in the reader's own order; each change of page is a transition " +
         '(`from_page` → `to_page`, with `count` and distinct `readers`), most frequent first. Per page: `views` (segments), `entries` (visits that began ' +
-        'there) and `exits` (visits whose last page it was); every page of the book is listed. `meta.visits` counts the visits with at least one page segment.' + FILTERS,
+        'there) and `exits` (visits whose last page it was); every page of the book is listed. `meta.visits` counts the visits with at least one page segment. ' +
+        'Exact while the range holds up to 200,000 page segments (ANALYTICS_EXACT_MAX_SEGMENTS) or a `viewer_id`, `session_id`, `tracked_link_id` or `page_number` filter is given; ' +
+        'above that from per-day rollups: views, entries, exits and transition counts still exact, transition `readers` a HyperLogLog estimate.' + FILTERS,
       querystring: BookFlowQuery,
       response: { ...ANALYTICS_ERRORS, 200: Type.Object({ data: ref('BookFlow'), meta: Type.Object({ visits: Type.Integer() }) }, { examples: [{ data: examples.flow, meta: { visits: 300 } }] }) },
     },

@@ -170,7 +170,7 @@ export const BookFlow = Type.Object({
     from_page: Type.Integer(),
     to_page: Type.Integer(),
     count: Type.Integer({ description: 'Times a reader went from from_page to to_page (consecutive segments of one visit on different pages).' }),
-    readers: Type.Integer({ description: 'Distinct readers (viewer, else anonymous visit) who did.' }),
+    readers: Type.Integer({ description: 'Distinct readers (viewer, else anonymous visit) who did. Exact up to ANALYTICS_EXACT_MAX_SEGMENTS segments in the range (or with a filter); above, a HyperLogLog estimate, never above `count`.' }),
   }), { description: 'Most frequent first.' }),
 }, { $id: 'BookFlow', title: 'Book flow' });
 

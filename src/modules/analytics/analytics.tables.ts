@@ -152,6 +152,62 @@ export const pageDayRollups = pgTable('page_day_rollups', {
   readers: text('readers').notNull(),
 }, (t) => [primaryKey({ columns: [t.bookId, t.day, t.pageNumber] })]);
 
+/** The same per UTC month (`day` = the month's first day): a quarter or a year merges a few rows per page, not one per day. */
+export const pageMonthRollups = pgTable('page_month_rollups', {
+  bookId: integer('book_id').notNull().references(() => books.id, { onDelete: 'cascade' }),
+  day: date('day', { mode: 'string' }).notNull(),
+  pageNumber: integer('page_number').notNull(),
+  segments: bigint('segments', { mode: 'number' }).notNull(),
+  totalMs: bigint('total_ms', { mode: 'number' }).notNull(),
+  histogram: jsonb('histogram').$type<Record<string, number>>().notNull(),
+  readers: text('readers').notNull(),
+}, (t) => [primaryKey({ columns: [t.bookId, t.day, t.pageNumber] })]);
+
+/**
+ * book-flow per book and UTC day (flow-rollups.ts): a row per page
+ * (from_page = to_page: views, entries, exits) and per move between two pages
+ * (moves, and `readers`, a HyperLogLog sketch as text, sparse while small).
+ * Kept per visit by the rollup job: only visits up to the watermark are in it.
+ */
+export const flowDayRollups = pgTable('flow_day_rollups', {
+  bookId: integer('book_id').notNull().references(() => books.id, { onDelete: 'cascade' }),
+  day: date('day', { mode: 'string' }).notNull(),
+  fromPage: integer('from_page').notNull(),
+  toPage: integer('to_page').notNull(),
+  views: bigint('views', { mode: 'number' }).notNull().default(0),
+  entries: bigint('entries', { mode: 'number' }).notNull().default(0),
+  exits: bigint('exits', { mode: 'number' }).notNull().default(0),
+  moves: bigint('moves', { mode: 'number' }).notNull().default(0),
+  readers: text('readers'),
+}, (t) => [primaryKey({ columns: [t.bookId, t.day, t.fromPage, t.toPage] })]);
+
+/** The same per UTC month (`day` = the month's first day; runs cut by month, joined across months by the day links). */
+export const flowMonthRollups = pgTable('flow_month_rollups', {
+  bookId: integer('book_id').notNull().references(() => books.id, { onDelete: 'cascade' }),
+  day: date('day', { mode: 'string' }).notNull(),
+  fromPage: integer('from_page').notNull(),
+  toPage: integer('to_page').notNull(),
+  views: bigint('views', { mode: 'number' }).notNull().default(0),
+  entries: bigint('entries', { mode: 'number' }).notNull().default(0),
+  exits: bigint('exits', { mode: 'number' }).notNull().default(0),
+  moves: bigint('moves', { mode: 'number' }).notNull().default(0),
+  readers: text('readers'),
+}, (t) => [primaryKey({ columns: [t.bookId, t.day, t.fromPage, t.toPage] })]);
+
+/**
+ * Where a visit's segments cross from one UTC day (prev_day) to another:
+ * its last page there and its first page here, counted, so a range holding
+ * both days joins the two runs (one exit and one entry fewer, one move more).
+ */
+export const flowDayLinks = pgTable('flow_day_links', {
+  bookId: integer('book_id').notNull().references(() => books.id, { onDelete: 'cascade' }),
+  day: date('day', { mode: 'string' }).notNull(),
+  prevDay: date('prev_day', { mode: 'string' }).notNull(),
+  fromPage: integer('from_page').notNull(),
+  toPage: integer('to_page').notNull(),
+  n: bigint('n', { mode: 'number' }).notNull(),
+}, (t) => [primaryKey({ columns: [t.bookId, t.day, t.prevDay, t.fromPage, t.toPage] })]);
+
 /** How far each rollup has read interaction_events (by id): rows above the watermark are read raw by the queries. */
 export const analyticsRollupState = pgTable('analytics_rollup_state', {
   name: text('name').primaryKey(),

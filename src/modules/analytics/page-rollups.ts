@@ -28,8 +28,17 @@ import { sql } from 'drizzle-orm';
 import type { Db } from '../../platform/db/database.ts';
 import { rowsOf, num } from './analytics-sql.ts';
 
-const STATE = 'page_days';
 const DAY_MS = 86_400_000;
+
+/**
+ * Two grains, each folded from its own watermark: UTC days, and UTC months
+ * (page_month_rollups, `day` = the month's first day) so a quarter or a year
+ * merges a few rows per page instead of one per day (the histograms and
+ * sketches are what cost: ~130 bins and 2 KB per row).
+ */
+interface Grain { state: string; table: string; bucket: (instant: Date) => string }
+const DAYS: Grain = { state: 'page_days', table: 'page_day_rollups', bucket: (d) => dayOf(d) };
+const MONTHS: Grain = { state: 'page_months', table: 'page_month_rollups', bucket: (d) => `${d.toISOString().slice(0, 7)}-01` };
 
 // Histogram bins: exact below 64 ms, then 32 bins per doubling.
 const EXACT_BELOW = 64;
@@ -127,7 +136,11 @@ function addSegment(t: PageTotals, activeMs: number, reader: string): void {
 function addTotals(into: PageTotals, segments: number, totalMs: number, histogram: Record<string, number>, readers: Uint8Array): void {
   into.segments += segments;
   into.totalMs += totalMs;
-  for (const [bin, n] of Object.entries(histogram)) into.histogram.set(Number(bin), (into.histogram.get(Number(bin)) ?? 0) + n);
+  // for-in, not Object.entries: no array per row (a quarter merges ~500,000 bins).
+  for (const key in histogram) {
+    const bin = Number(key);
+    into.histogram.set(bin, (into.histogram.get(bin) ?? 0) + histogram[key]!);
+  }
   hllMerge(into.readers, readers);
 }
 
@@ -150,6 +163,12 @@ export class PageRollups {
    * day rollups. Answers how many event ids it moved past (0: caught up).
    */
   async step(): Promise<number> {
+    return Math.max(await this.stepGrain(DAYS), await this.stepGrain(MONTHS));
+  }
+
+  private async stepGrain(grain: Grain): Promise<number> {
+    const STATE = grain.state;
+    const table = sql.identifier(grain.table);
     return this.db.transaction(async (tx) => {
       const q = async <T>(query: ReturnType<typeof sql>) => rowsOf<T>(await tx.execute(query));
       await tx.execute(sql`insert into analytics_rollup_state (name) values (${STATE}) on conflict do nothing`);
@@ -170,7 +189,7 @@ export class PageRollups {
         where id > ${from} and id <= ${bound} and event_type = 'page_segment_completed' and page_number is not null`);
       const groups = new Map<string, { bookId: number; day: string; page: number; totals: PageTotals }>();
       for (const r of rows) {
-        const day = dayOf(new Date(r.occurred_at));
+        const day = grain.bucket(new Date(r.occurred_at));
         const key = `${r.book_id}|${day}|${r.page_number}`;
         let g = groups.get(key);
         if (!g) groups.set(key, (g = { bookId: num(r.book_id), day, page: num(r.page_number), totals: emptyTotals() }));
@@ -181,7 +200,7 @@ export class PageRollups {
         const chunk = list.slice(i, i + 500);
         const keys = sql.join(chunk.map((g) => sql`(${g.bookId}::int, ${g.day}::date, ${g.page}::int)`), sql`, `);
         const existing = await q<{ book_id: unknown; day: string | Date; page_number: unknown; segments: unknown; total_ms: unknown; histogram: Record<string, number>; readers: string }>(sql`
-          select book_id, day::text as day, page_number, segments, total_ms, histogram, readers from page_day_rollups
+          select book_id, day::text as day, page_number, segments, total_ms, histogram, readers from ${table}
           where (book_id, day, page_number) in (${keys})`);
         for (const e of existing) {
           const g = groups.get(`${num(e.book_id)}|${String(e.day)}|${num(e.page_number)}`);
@@ -190,7 +209,7 @@ export class PageRollups {
         const values = sql.join(chunk.map((g) => sql`(${g.bookId}, ${g.day}::date, ${g.page}, ${g.totals.segments}, ${g.totals.totalMs},
           ${JSON.stringify(Object.fromEntries(g.totals.histogram))}::jsonb, ${Buffer.from(g.totals.readers).toString('base64')})`), sql`, `);
         await tx.execute(sql`
-          insert into page_day_rollups (book_id, day, page_number, segments, total_ms, histogram, readers) values ${values}
+          insert into ${table} (book_id, day, page_number, segments, total_ms, histogram, readers) values ${values}
           on conflict (book_id, day, page_number) do update set segments = excluded.segments, total_ms = excluded.total_ms,
             histogram = excluded.histogram, readers = excluded.readers`);
       }
@@ -222,12 +241,24 @@ export class PageRollups {
     const fullFrom = range.from ? new Date(Math.ceil(range.from.getTime() / DAY_MS) * DAY_MS) : null;
     const fullTo = range.to ? new Date(Math.floor(range.to.getTime() / DAY_MS) * DAY_MS) : null;
     if (fullFrom && fullTo && fullFrom >= fullTo) return null;
-    const [state] = await run<{ watermark: unknown }>(sql`select watermark from analytics_rollup_state where name = ${STATE}`);
-    const watermark = num(state?.watermark);
+    const states = await run<{ name: string; watermark: unknown }>(sql`select name, watermark from analytics_rollup_state where name in (${DAYS.state}, ${MONTHS.state})`);
+    const watermarkOf = (grain: Grain) => num(states.find((st) => st.name === grain.state)?.watermark);
+    // Whole UTC months inside the whole days from the month rows, the days around them from the day rows.
+    const monthFrom = fullFrom ? new Date(Date.UTC(fullFrom.getUTCFullYear(), fullFrom.getUTCMonth() + (fullFrom.getUTCDate() === 1 ? 0 : 1), 1)) : null;
+    const monthTo = fullTo ? new Date(Date.UTC(fullTo.getUTCFullYear(), fullTo.getUTCMonth(), 1)) : null;
+    const spans: { grain: Grain; from: Date | null; to: Date | null }[] = [];
+    if (!monthFrom || !monthTo || monthFrom < monthTo) {
+      spans.push({ grain: MONTHS, from: monthFrom, to: monthTo });
+      if (monthFrom && (!fullFrom || fullFrom < monthFrom)) spans.push({ grain: DAYS, from: fullFrom, to: monthFrom });
+      if (monthTo && (!fullTo || monthTo < fullTo)) spans.push({ grain: DAYS, from: monthTo, to: fullTo });
+    } else {
+      spans.push({ grain: DAYS, from: fullFrom, to: fullTo });
+    }
     const page = pageNumber !== undefined ? sql`and page_number = ${pageNumber}` : sql``;
-    const days = sql`${fullFrom ? sql`and day >= ${dayOf(fullFrom)}::date` : sql``} ${fullTo ? sql`and day < ${dayOf(fullTo)}::date` : sql``}`;
-    const rolled = await run<{ page_number: unknown; segments: unknown; total_ms: unknown; histogram: Record<string, number>; readers: string }>(sql`
-      select page_number, segments, total_ms, histogram, readers from page_day_rollups where book_id = ${bookId} ${days} ${page}`);
+    const iso = (d: Date) => d.toISOString();
+    const rolledParts = spans.map((span) => sql`select page_number, segments, total_ms, histogram, readers from ${sql.identifier(span.grain.table)}
+      where book_id = ${bookId} ${span.from ? sql`and day >= ${dayOf(span.from)}::date` : sql``} ${span.to ? sql`and day < ${dayOf(span.to)}::date` : sql``} ${page}`);
+    const rolled = await run<{ page_number: unknown; segments: unknown; total_ms: unknown; histogram: Record<string, number>; readers: string }>(sql.join(rolledParts, sql` union all `));
     const pages = new Map<number, PageTotals>();
     const of = (n: number) => {
       let t = pages.get(n);
@@ -235,17 +266,16 @@ export class PageRollups {
       return t;
     };
     for (const r of rolled) addTotals(of(num(r.page_number)), num(r.segments), num(r.total_ms), r.histogram, decode(r.readers));
-    // What the rollup lacks: the partial days at the edges, and in the whole days the events above the watermark.
-    const iso = (d: Date) => d.toISOString();
+    // What the rollups lack: the partial days at the edges, and in each span the events above its grain's watermark.
     const segment = sql`book_id = ${bookId} and event_type = 'page_segment_completed' and page_number is not null ${page}`;
     const parts = [];
     if (range.from && fullFrom && range.from < fullFrom) parts.push(sql`select page_number, active_ms, viewer_id, session_id from interaction_events
       where ${segment} and occurred_at >= ${iso(range.from)}::timestamptz and occurred_at < ${iso(fullFrom)}::timestamptz`);
     if (range.to && fullTo && fullTo < range.to) parts.push(sql`select page_number, active_ms, viewer_id, session_id from interaction_events
       where ${segment} and occurred_at >= ${iso(fullTo)}::timestamptz and occurred_at < ${iso(range.to)}::timestamptz`);
-    parts.push(sql`select page_number, active_ms, viewer_id, session_id from interaction_events
-      where id > ${watermark} and ${segment} ${fullFrom ? sql`and occurred_at >= ${iso(fullFrom)}::timestamptz` : sql``}
-      ${fullTo ? sql`and occurred_at < ${iso(fullTo)}::timestamptz` : sql``}`);
+    for (const span of spans) parts.push(sql`select page_number, active_ms, viewer_id, session_id from interaction_events
+      where id > ${watermarkOf(span.grain)} and ${segment} ${span.from ? sql`and occurred_at >= ${iso(span.from)}::timestamptz` : sql``}
+      ${span.to ? sql`and occurred_at < ${iso(span.to)}::timestamptz` : sql``}`);
     const raw = await run<{ page_number: unknown; active_ms: unknown; viewer_id: unknown; session_id: unknown }>(sql.join(parts, sql` union all `));
     for (const r of raw) addSegment(of(num(r.page_number)), num(r.active_ms), readerKey(r.viewer_id, r.session_id));
     return pages;

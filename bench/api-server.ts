@@ -16,11 +16,15 @@ const mode = process.argv[2] ?? 'pglite';
 
 if (mode === 'bare') {
   const body = process.argv[3] ?? '{}';
+  // Optional: the service's response headers (bench:api-cpu's "bare + headers"), to tell their cost from the rest.
+  const headers = JSON.parse(process.argv[4] ?? '{}') as Record<string, string>;
   const app = Fastify({ logger: false });
-  app.get('/v1/me', async (_request, reply) => reply.type('application/json; charset=utf-8').send(body));
+  app.get('/v1/me', async (_request, reply) => reply.headers(headers).type('application/json; charset=utf-8').send(body));
   await app.listen({ host: '127.0.0.1', port: 0 });
   const address = app.server.address() as { port: number };
   process.stdout.write(`${JSON.stringify({ url: `http://127.0.0.1:${address.port}`, key: '' })}\n`);
+  // Exit through process.exit, so a `--cpu-prof` profile is written.
+  process.on('SIGTERM', () => void app.close().then(() => process.exit(0)));
 } else {
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'flipbook-bench-'));
   const scratch = mode.startsWith('postgres') ? await scratchPostgres() : null;

@@ -15,6 +15,7 @@ import type { Storage } from './platform/storage/storage.ts';
 import { clientErrorHandler, handleError, registerErrorHandling, registerNotFound } from './platform/http/error-handler.ts';
 import { registerInputGuard } from './platform/http/input-guard.ts';
 import { registerStaticHeaders } from './platform/http/static-headers.ts';
+import { lazyChildLoggerFactory } from './platform/logger.ts';
 import { registerGuard, type RateLimits } from './platform/http/guard.ts';
 import { registerIdempotency } from './platform/http/idempotency.ts';
 import { registerOpenApi } from './platform/http/openapi.ts';
@@ -71,6 +72,8 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
       return typeof given === 'string' && /^[\w.-]{1,128}$/.test(given) ? given : randomUUID();
     },
     return503OnClosing: true,
+    // request.log is made when a request logs, not for every request.
+    childLoggerFactory: lazyChildLoggerFactory as never,
     // `/v1/me/` is `/v1/me`; a path segment up to 2 KB reaches the route's schema (422 or 404), longer is a 414.
     routerOptions: { ignoreTrailingSlash: true, maxParamLength: 2048 },
     // Errors before routing (malformed URL, over-long segment) and of the HTTP parser leave in the envelope too.
@@ -96,11 +99,14 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   await app.register(cors, {
     origin: config.corsOrigins === '*' ? '*' : config.corsOrigins,
     allowedHeaders: ['Authorization', 'Content-Type', 'Idempotency-Key', 'X-Request-Id'],
-    exposedHeaders: ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'Retry-After', 'X-Idempotent-Replay', 'X-Request-Id'],
+    // One string: the plugin joins an array on every request.
+    exposedHeaders: ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'Retry-After', 'X-Idempotent-Replay', 'X-Request-Id'].join(', '),
     maxAge: 600,
   });
   await registerOpenApi(app, { publicBaseUrl: config.publicBaseUrl });
-  registerGuard(app, { workspaces: services.workspaces, store: deps.rateLimitStore, limits });
+  // Per-client limits (unauthenticated API calls, the public endpoints) count under a salted hash of the address, never the address itself.
+  const clientLimiter = new ClientRateLimiter(deps.rateLimitStore, deps.secretKey);
+  registerGuard(app, { workspaces: services.workspaces, store: deps.rateLimitStore, limits, clientKey: (ip) => clientLimiter.clientKey(ip) });
   registerIdempotency(app, { db: database.db, ttlHours: config.IDEMPOTENCY_TTL_HOURS });
 
   await app.register(
@@ -124,8 +130,6 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     { prefix: '/v1' },
   );
 
-  // Per-client limits of the public endpoints count under a salted hash of the address, never the address itself.
-  const clientLimiter = new ClientRateLimiter(deps.rateLimitStore, deps.secretKey);
   await app.register(assetsRoutes, {
     storage: deps.storage,
     renditions: new PageRenditionsService({ db: database.db, storage: deps.storage }),

@@ -21,6 +21,7 @@ import { CatalogsService } from './modules/catalogs/catalogs.service.ts';
 import { ConnectorService } from './modules/connector/connector.service.ts';
 import { AnalyticsQueriesService } from './modules/analytics/analytics-queries.service.ts';
 import { ExportsService } from './modules/analytics/exports.service.ts';
+import { AnalyticsReader } from './modules/analytics/analytics-sql.ts';
 import type { Logger } from 'pino';
 import { ContentBooksService } from './modules/content/content-books.service.ts';
 import { WebhooksService } from './modules/webhooks/webhooks.service.ts';
@@ -96,5 +97,6 @@ function analyticsServices(database: Database, config: Readonly<Config>): Pick<S
     db: database.db, statementTimeoutMs: config.ANALYTICS_STATEMENT_TIMEOUT_MS,
     exactMaxSegments: config.ANALYTICS_EXACT_MAX_SEGMENTS, rollupSettleMs: config.ANALYTICS_ROLLUP_SETTLE_SECONDS * 1000,
   });
-  return { analytics, exports: new ExportsService({ analytics, batchRows: config.EXPORT_BATCH_ROWS }) };
+  const reader = new AnalyticsReader({ db: database.db, statementTimeoutMs: config.ANALYTICS_STATEMENT_TIMEOUT_MS });
+  return { analytics, exports: new ExportsService({ analytics, reader, batchRows: config.EXPORT_BATCH_ROWS }) };
 }

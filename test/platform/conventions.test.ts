@@ -1,6 +1,10 @@
 import assert from 'node:assert/strict';
+import http from 'node:http';
 import { after, before, describe, it } from 'node:test';
-import { startService, type TestService } from '../helpers.ts';
+import { Redis } from 'ioredis';
+import { ClientRateLimiter } from '../../src/platform/http/client-rate-limit.ts';
+import { MemoryRateLimitStore } from '../../src/platform/http/rate-limit-store.ts';
+import { startService, usingPostgres, type TestService } from '../helpers.ts';
 import { probeRoutes } from './probe-routes.ts';
 
 describe('API conventions', () => {
@@ -202,4 +206,82 @@ describe('rate limits', () => {
     assert.deepEqual(statuses, [401, 401, 429]);
     for (let i = 0; i < 5; i++) assert.equal((await svc.request('GET', '/v1/health')).status, 200);
   });
+
+  it('keeps the connection open after a 401 or 429 to a request without a body', async () => {
+    // A keep-alive client (without one, Node's client itself asks for Connection: close).
+    const agent = new http.Agent({ keepAlive: true });
+    after(() => agent.destroy());
+    const headersOf = (key: string) => new Promise<{ status: number | undefined; connection: string | undefined }>((resolve, reject) => {
+      http.get(`${svc.url}/v1/me`, { headers: { authorization: `Bearer ${key}` }, agent }, (res) => {
+        res.resume();
+        resolve({ status: res.statusCode, connection: res.headers.connection });
+      }).on('error', reject);
+    });
+    const refused = await headersOf('wsk_live_wrong');
+    assert.ok(refused.status === 401 || refused.status === 429);
+    assert.notEqual(refused.connection, 'close');
+    const ws = await svc.workspace();
+    for (let i = 0; i < 3; i++) await svc.request('GET', '/v1/me', { key: ws.key });
+    const limited = await headersOf(ws.key);
+    assert.equal(limited.status, 429);
+    assert.notEqual(limited.connection, 'close');
+  });
+});
+
+/**
+ * Unauthenticated calls are counted per client, under the salted hash the
+ * public endpoints use: no counter key may hold the caller's address. Run on
+ * the store of the database under test (memory on PGlite, the table on
+ * PostgreSQL) and, when REDIS_URL is set, on Redis.
+ */
+describe('rate-limit keys hold no client address', () => {
+  const secret = 'ab'.repeat(32);
+  const addresses = ['127.0.0.1', '::1', '::ffff:127.0.0.1'];
+  const stores: { name: string; env: Record<string, string>; keys: (svc: TestService, prefix: string) => Promise<string[]> }[] = [
+    {
+      name: usingPostgres ? 'PostgreSQL table' : 'in-memory store',
+      env: {},
+      keys: async (svc) => usingPostgres
+        ? ((await svc.runtime.database.runner.executeSql('select key from rate_limit_counters')).rows as { key: string }[]).map((r) => r.key)
+        : (svc.runtime.rateLimitStore as MemoryRateLimitStore).keys(),
+    },
+  ];
+  if (process.env.REDIS_URL) {
+    stores.push({
+      name: 'Redis',
+      env: { REDIS_URL: process.env.REDIS_URL },
+      keys: async (_svc, prefix) => {
+        const redis = new Redis(process.env.REDIS_URL!);
+        try {
+          return await redis.keys(`${prefix}*`);
+        } finally {
+          await redis.quit();
+        }
+      },
+    });
+  }
+  for (const store of stores) {
+    it(`counts unauthenticated callers under the salted client hash (${store.name})`, async () => {
+      const prefix = `flipbook-test-${process.pid}-${Date.now()}:`;
+      const svc = await startService({
+        worker: false,
+        env: { SECRET_KEY: secret, REDIS_KEY_PREFIX: prefix, RATE_LIMIT_UNAUTHENTICATED_PER_MINUTE: 2, ...store.env },
+      });
+      try {
+        const statuses: number[] = [];
+        for (let i = 0; i < 3; i++) statuses.push((await svc.request('GET', '/v1/me', { key: 'wsk_live_wrong' })).status);
+        assert.deepEqual(statuses, [401, 401, 429]);
+        const keys = await store.keys(svc, prefix);
+        assert.ok(keys.length > 0, 'the attempts were counted');
+        for (const key of keys) {
+          for (const address of addresses) assert.ok(!key.includes(address), `a counter key holds the address: ${key}`);
+        }
+        // The counter is the one ClientRateLimiter would name for this caller (same secret, same address).
+        const hashed = addresses.map((a) => new ClientRateLimiter(new MemoryRateLimitStore(), secret).clientKey(a));
+        assert.ok(keys.some((key) => hashed.some((h) => key.includes(`client:${h}`))), `no salted client key among ${keys.join(', ')}`);
+      } finally {
+        await svc.stop();
+      }
+    });
+  }
 });

@@ -28,6 +28,14 @@ export function minimumPlanFor(feature: Feature): Plan {
   return PLANS.find((p) => planAllows(p, feature))!;
 }
 
-export function featuresOf(plan: string): Record<Feature, boolean> {
-  return Object.fromEntries(Object.keys(FEATURES).map((f) => [f, planAllows(plan, f as Feature)])) as Record<Feature, boolean>;
+const featuresByPlan = new Map<string, Readonly<Record<Feature, boolean>>>();
+
+/** What a plan allows, feature by feature (computed once per plan: GET /v1/me answers it on every call). */
+export function featuresOf(plan: string): Readonly<Record<Feature, boolean>> {
+  let features = featuresByPlan.get(plan);
+  if (!features) {
+    features = Object.freeze(Object.fromEntries(Object.keys(FEATURES).map((f) => [f, planAllows(plan, f as Feature)])) as Record<Feature, boolean>);
+    featuresByPlan.set(plan, features);
+  }
+  return features;
 }

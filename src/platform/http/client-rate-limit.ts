@@ -36,11 +36,12 @@ export class ClientRateLimiter {
    */
   async hit(rules: (LimitRule & { subject: string })[], now = Date.now()): Promise<number | null> {
     let wait: number | null = null;
-    for (const rule of rules) {
-      const windowStart = Math.floor(now / rule.windowMs) * rule.windowMs;
-      const [count] = await this.store.hit([`${rule.bucket}:${rule.subject}`], windowStart, rule.windowMs);
-      if (count! > rule.max) wait = Math.max(wait ?? 0, Math.ceil((windowStart + rule.windowMs - now) / 1000));
-    }
+    // All rules at once: a coalescing store then counts them in one round trip, not one per rule.
+    const windows = rules.map((rule) => Math.floor(now / rule.windowMs) * rule.windowMs);
+    const counts = await Promise.all(rules.map((rule, i) => this.store.hit([`${rule.bucket}:${rule.subject}`], windows[i]!, rule.windowMs)));
+    rules.forEach((rule, i) => {
+      if (counts[i]![0]! > rule.max) wait = Math.max(wait ?? 0, Math.ceil((windows[i]! + rule.windowMs - now) / 1000));
+    });
     return wait;
   }
 }

@@ -124,7 +124,10 @@ export function handleError(error: FastifyError, request: FastifyRequest, reply:
   // left may be large (over 1 MB, or of unknown length), close the connection after the answer, so the
   // rest is not read only to be thrown away. A small rest is drained, so the client, still sending,
   // reads the answer instead of a broken pipe.
-  if (!request.raw.complete) {
+  // A request without a body (no Content-Length, no Transfer-Encoding) has nothing left to read, though
+  // `complete` is still false while its onRequest hooks run (a 401 or 429 of the guard): keep its connection.
+  const hasBody = request.headers['content-length'] !== undefined || request.headers['transfer-encoding'] !== undefined;
+  if (hasBody && !request.raw.complete) {
     const length = Number(request.headers['content-length'] ?? NaN);
     if (!(length <= DRAIN_LIMIT_BYTES)) reply.header('connection', 'close');
   }

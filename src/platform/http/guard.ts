@@ -3,7 +3,7 @@
  * much they may call (rate limits, spec part 8), and whether the key's scopes
  * and the workspace's plan allow the operation (spec part 5).
  */
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyContextConfig, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { hasScope } from '../auth/scopes.ts';
 import { minimumPlanFor, planAllows, FEATURES } from '../auth/plans.ts';
 import { ERRORS } from '../errors.ts';
@@ -93,23 +93,33 @@ function then(step: void | Promise<void>, next: () => void | Promise<void>): voi
   return step instanceof Promise ? step.then(next) : next();
 }
 
-export function registerGuard(app: FastifyInstance, deps: { workspaces: WorkspacesService; store: RateLimitStore; limits: RateLimits }): void {
-  const { workspaces, store, limits } = deps;
+export interface GuardDependencies {
+  workspaces: WorkspacesService;
+  store: RateLimitStore;
+  limits: RateLimits;
+  /** The counter-key form of a client address (ClientRateLimiter.clientKey: a salted hash); the address itself is never a key. */
+  clientKey: (ip: string) => string;
+}
+
+export function registerGuard(app: FastifyInstance, deps: GuardDependencies): void {
+  const { workspaces, store, limits, clientKey } = deps;
+  const clientBucket = (request: FastifyRequest): Bucket => ({ key: `client:${clientKey(request.ip)}`, limit: limits.unauthenticatedPerMinute });
   app.decorateRequest('auth', null);
 
-  const authorize = (request: FastifyRequest, auth: AuthContext | null, key: string | null, reply: FastifyReply): void | Promise<void> => {
+  type Route = { config: FastifyContextConfig; url: string | undefined };
+  const authorize = (request: FastifyRequest, route: Route, auth: AuthContext | null, key: string | null, reply: FastifyReply): void | Promise<void> => {
     if (!auth) {
-      // Failed attempts count against the caller's address, which slows key guessing.
-      return then(consume(store, reply, [{ key: `ip:${request.ip}`, limit: limits.unauthenticatedPerMinute }]), () => {
+      // Failed attempts count against the caller (a salted hash of the address), which slows key guessing.
+      return then(consume(store, reply, [clientBucket(request)]), () => {
         if (request.is404) return; // unknown route: the not-found handler answers
         throw ERRORS.unauthenticated(key ? 'The API key is invalid or has been revoked.' : undefined);
       });
     }
     request.auth = auth;
-    const config = request.routeOptions.config ?? {};
+    const { config } = route;
     const counted = config.unlimited ? undefined : consume(store, reply, [
       { key: `ws:${auth.workspaceId}`, limit: limits.workspacePerMinute },
-      { key: `ws:${auth.workspaceId}:${request.is404 ? 'unknown-route' : `${request.method} ${request.routeOptions.url}`}`, limit: limits.endpointPerMinute },
+      { key: `ws:${auth.workspaceId}:${request.is404 ? 'unknown-route' : `${request.method} ${route.url}`}`, limit: limits.endpointPerMinute },
     ]);
     return then(counted, () => {
       if (request.is404) return;
@@ -124,17 +134,20 @@ export function registerGuard(app: FastifyInstance, deps: { workspaces: Workspac
   };
 
   const guard = (request: FastifyRequest, reply: FastifyReply): void | Promise<void> => {
-    const config = request.routeOptions.config ?? {};
+    // `request.routeOptions` is a getter that builds a new object on every read: read it once.
+    const options = request.routeOptions;
+    const route: Route = { config: options.config ?? {}, url: options.url };
+    const { config } = route;
     if (config.public) {
-      if (!config.unlimited) return consume(store, reply, [{ key: `ip:${request.ip}`, limit: limits.unauthenticatedPerMinute }]);
+      if (!config.unlimited) return consume(store, reply, [clientBucket(request)]);
       return;
     }
     const key = presentedKey(request);
-    if (!key) return authorize(request, null, key, reply);
+    if (!key) return authorize(request, route, null, key, reply);
     // A cached key (the usual case) is answered without a promise.
     const cached = workspaces.authenticateCached(key);
-    if (cached !== undefined) return authorize(request, cached, key, reply);
-    return workspaces.authenticate(key).then((auth) => authorize(request, auth, key, reply));
+    if (cached !== undefined) return authorize(request, route, cached, key, reply);
+    return workspaces.authenticate(key).then((auth) => authorize(request, route, auth, key, reply));
   };
 
   // A callback hook, not an async one: the hot path (cached key, in-memory counters) stays synchronous.

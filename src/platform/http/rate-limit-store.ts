@@ -25,6 +25,11 @@ export class MemoryRateLimitStore implements RateLimitStore {
     });
   }
 
+  /** The counter keys held now (for inspection). */
+  keys(): string[] {
+    return [...this.counters.keys()];
+  }
+
   private sweep(windowStart: number): void {
     for (const [key, value] of this.counters) if (value.windowStart < windowStart) this.counters.delete(key);
   }

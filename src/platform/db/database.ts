@@ -27,7 +27,8 @@ export const MIGRATIONS_DIR = path.resolve(path.dirname(fileURLToPath(import.met
 
 /** Minimal SQL runner with positional parameters, used by pg-boss and raw statements. */
 export interface SqlRunner {
-  executeSql(text: string, values?: unknown[]): Promise<{ rows: unknown[] }>;
+  /** `name` makes it a prepared statement on PostgreSQL (parsed and planned once per connection): for statements run per request. */
+  executeSql(text: string, values?: unknown[], options?: { name?: string }): Promise<{ rows: unknown[] }>;
 }
 
 export interface Database {
@@ -147,7 +148,8 @@ async function openPostgres(url: string, poolSize: number): Promise<Database> {
   pool.on('error', () => undefined);
   const db = drizzlePg({ client: pool, schema }) as unknown as Db;
   const runner: SqlRunner = {
-    async executeSql(text, values) {
+    async executeSql(text, values, options) {
+      if (options?.name) return pool.query({ name: options.name, text, values: values as unknown[] });
       return pool.query(text, values as unknown[]);
     },
   };

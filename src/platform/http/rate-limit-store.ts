@@ -115,13 +115,14 @@ export class PostgresRateLimitStore extends CoalescingRateLimitStore {
   }
 
   protected async add(keys: string[], windowStarts: number[], increments: number[], windowMs: number): Promise<number[]> {
-    // One statement for every counter of every request in the batch.
+    // One statement for every counter of every request in the batch, prepared: it runs for every event-loop turn with requests.
     const result = await this.runner.executeSql(
       `insert into rate_limit_counters (key, window_start, count)
        select k, w, n from unnest($1::text[], $2::bigint[], $3::int[]) as t(k, w, n)
        on conflict (key, window_start) do update set count = rate_limit_counters.count + excluded.count
        returning key, window_start, count`,
       [keys, windowStarts, increments],
+      { name: 'flipbook-rate-limit-hit' },
     );
     const counts = new Map((result.rows as { key: string; window_start: string | number; count: number }[]).map((r) => [`${r.window_start}\u0000${r.key}`, Number(r.count)]));
     if (++this.flushes % 1000 === 0) {

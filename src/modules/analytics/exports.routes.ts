@@ -38,7 +38,10 @@ function send(reply: FastifyReply, csv: CsvExport, withBom: boolean | undefined)
   reply.header('content-type', 'text/csv; charset=utf-8');
   reply.header('content-disposition', `attachment; filename="${csv.filename}"`);
   reply.header('cache-control', 'no-store');
-  return reply.send(csvStream(csv, { bom: withBom ?? true }));
+  const stream = csvStream(csv, { bom: withBom ?? true });
+  // A client gone while a COPY was starting: stop the statement now.
+  if (reply.raw.destroyed) stream.destroy();
+  return reply.send(stream);
 }
 
 export const exportsRoutes: FastifyPluginAsyncTypebox<{ exports: ExportsService }> = async (app, { exports }) => {

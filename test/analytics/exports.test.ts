@@ -196,7 +196,6 @@ describe('CSV exports of typed text, through COPY and through batches', () => {
   let batched: TestService | null = null;
   let ws: { id: number; key: string };
   let book: Awaited<ReturnType<typeof insertBook>>;
-  const path = () => `/v1/exports/books/${book.randomId}/interaction-events`;
 
   // Text a reader could send: formula starts, quotes, commas, CR and LF inside cells, non-ASCII, empty strings.
   const TYPED = ['=SUM(A1:A9)', '+1', '-2', '@me', '\tTab', '\rCR', 'line one\nline two', 'crlf\r\ninside', 'say "hi", then go', 'Zoë Ñandú 東京', '', "it's", 'plain'];
@@ -222,6 +221,13 @@ describe('CSV exports of typed text, through COPY and through batches', () => {
           ${coordinate}, ${coordinate === null ? null : -coordinate}, ${metadata}::jsonb,
           timestamptz '2026-03-01T10:00:00.123Z' + ${`${i % 7} seconds`}::interval, timestamptz '2026-03-02T00:00:00.999Z')`);
     }
+    for (let i = 0; i < 14; i++) {
+      const metadata = METADATA[i % METADATA.length]!;
+      await svc.runtime.database.db.execute(sql`
+        insert into audit_events (workspace_id, book_id, source, source_event_id, viewer_id, viewer_email, event_type, page_number, active_ms, reason, metadata, occurred_at)
+        values (${ws.id}, ${book.id}, 'gate', ${1000 + i}, ${i % 2 ? viewer : null}, ${TYPED[i % TYPED.length]!}, ${i % 2 ? 'access_granted' : 'page_exited'}, ${i % 3 ? null : 2},
+          ${ACTIVE[i % ACTIVE.length]!}, ${TYPED[(i + 5) % TYPED.length]!}, ${metadata}::jsonb, timestamptz '2026-03-01T10:00:00.5Z' + ${`${i} seconds`}::interval)`);
+    }
     if (usingPostgres) {
       // The same database, exports in batches only.
       batched = await startService({ worker: false, database: { kind: 'postgres', url: svc.runtime.database.url!, poolSize: 3 }, env: { EXPORT_BATCH_ROWS: 10, EXPORT_COPY_SLOTS: 0 } });
@@ -232,8 +238,8 @@ describe('CSV exports of typed text, through COPY and through batches', () => {
     await svc.stop();
   });
 
-  async function download(service: TestService, query = '') {
-    const response = await fetch(`${service.url}${path()}${query}`, { headers: { authorization: `Bearer ${ws.key}` } });
+  async function download(service: TestService, query = '', kind = 'interaction-events') {
+    const response = await fetch(`${service.url}/v1/exports/books/${book.randomId}/${kind}${query}`, { headers: { authorization: `Bearer ${ws.key}` } });
     assert.equal(response.status, 200);
     return Buffer.from(await response.arrayBuffer());
   }
@@ -259,6 +265,18 @@ describe('CSV exports of typed text, through COPY and through batches', () => {
     assert.deepEqual(new Set(rows.map((r) => r.exit_reason)), new Set(['', 'hidden']));
     // Empty text is an empty cell, never a quoted "".
     assert.ok(!text.includes(',"",'));
+
+    const audit = parse(await download(svc, '', 'audit-log'), { bom: true, columns: true }) as Record<string, string>[];
+    assert.equal(audit.length, 14);
+    assert.deepEqual(audit.slice(0, 4).map((a) => [a.occurred_at, a.viewer_email, a.reason, a.metadata, a.active_seconds]), [
+      ['2026-03-01T10:00:00.500Z', "'=SUM(A1:A9)", "'\rCR", '', ''],
+      ['2026-03-01T10:00:01.500Z', "'+1", 'line one\nline two', '[]', '0'],
+      ['2026-03-01T10:00:02.500Z', "'-2", 'crlf\r\ninside', '[{"url": "https://shop.example/=cmd", "note": "a \\"quoted\\", text\\nwith a break"}]', '0.001'],
+      ['2026-03-01T10:00:03.500Z', "'@me", 'say "hi", then go', '{"a": [true, null], "b": 1.50}', '0.999'],
+    ]);
+    assert.deepEqual(new Set(audit.map((a) => a.metadata)), new Set(['', '[]', '[{"url": "https://shop.example/=cmd", "note": "a \\"quoted\\", text\\nwith a break"}]', '{"a": [true, null], "b": 1.50}', "'=free text", "'-5"]));
+    const access = parse(await download(svc, '', 'access-audit'), { bom: true, columns: true }) as Record<string, string>[];
+    assert.deepEqual(access.map((a) => a.event_type), Array(7).fill('access_granted'));
   });
 
   it('writes the same bytes through COPY and through batches (PostgreSQL)', { skip: !usingPostgres && 'COPY is PostgreSQL only' }, async () => {
@@ -274,6 +292,12 @@ describe('CSV exports of typed text, through COPY and through batches', () => {
     assert.ok((await download(svc, filtered)).equals(await download(batched!, filtered)));
     const none = '?date=2020-01-01';
     assert.ok((await download(svc, none)).equals(await download(batched!, none)));
+    for (const kind of ['audit-log', 'access-audit']) {
+      const before = exportsService.batchesRead;
+      const viaCopy = await download(svc, '', kind);
+      assert.equal(exportsService.batchesRead, before, kind);
+      assert.ok(viaCopy.equals(await download(batched!, '', kind)), kind);
+    }
   });
 
   it('stops the COPY statement when the client disconnects mid-export (PostgreSQL)', { skip: !usingPostgres && 'COPY is PostgreSQL only' }, async () => {

@@ -21,11 +21,6 @@ export function safeText(value: string | null | undefined): string | null {
   return FORMULA_START.test(value) ? `'${value}` : value;
 }
 
-/** JSON of a metadata value, defused like any typed text. */
-export function safeJson(value: unknown): string | null {
-  return value === null || value === undefined ? null : safeText(JSON.stringify(value));
-}
-
 export interface CsvExport {
   /** ASCII file name, for Content-Disposition. */
   filename: string;

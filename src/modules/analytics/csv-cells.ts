@@ -18,7 +18,8 @@ export const textCell = (value: SQL): SQL => sql`nullif(${value}, '')`;
  * `'` (formula injection), as safeText in csv.ts does.
  */
 export const typedTextCell = (value: SQL): SQL =>
-  sql`nullif(case when left(${value}, 1) in ('=', '+', '-', '@', chr(9), chr(13)) then '''' || ${value} else ${value} end, '')`;
+  // ascii(): the first character's code without taking a substring (= + - @ tab CR); 0 for empty text.
+  sql`nullif(case when ascii(${value}) in (61, 43, 45, 64, 9, 13) then '''' || ${value} else ${value} end, '')`;
 
 /** An integer or bigint (PostgreSQL's digits are JavaScript's). */
 export const integerCell = (value: SQL): SQL => sql`${value}::text`;

@@ -204,7 +204,7 @@ describe('CSV exports of typed text, through COPY and through batches', () => {
   const COORDINATES = [null, 48.8566, -0.1278, 0, 51.5, 139.6917];
 
   before(async () => {
-    svc = await startService({ worker: false, env: { EXPORT_BATCH_ROWS: 10 } });
+    svc = await startService({ worker: false, env: { EXPORT_BATCH_ROWS: 10, EXPORT_COPY_SLOTS: 1 } });
     ws = await svc.workspace();
     book = await insertBook(svc, ws.id, { status: 'publish', pageCount: 5, name: 'Typed text' });
     const viewer = await insertViewer(svc, ws.id, '-viewer@example.com');
@@ -300,7 +300,7 @@ describe('CSV exports of typed text, through COPY and through batches', () => {
     }
   });
 
-  it('stops the COPY statement when the client disconnects mid-export (PostgreSQL)', { skip: !usingPostgres && 'COPY is PostgreSQL only' }, async () => {
+  it('stops the COPY statement when the client disconnects mid-export, and runs batches while every COPY slot is taken (PostgreSQL)', { skip: !usingPostgres && 'COPY is PostgreSQL only' }, async () => {
     const db = svc.runtime.database.db;
     const big = await insertBook(svc, ws.id, { status: 'publish', pageCount: 5, name: 'Big' });
     await db.execute(sql`
@@ -317,10 +317,16 @@ describe('CSV exports of typed text, through COPY and through batches', () => {
     await reader.read();
     // The client reads no more: the statement waits on its socket.
     assert.equal(await copies(), 1);
+    // The one COPY slot is taken: another export takes the batches, the same bytes.
+    const exportsService = svc.runtime.services.exports;
+    const batchesBefore = exportsService.batchesRead;
+    const whileHeld = await download(svc);
+    assert.ok(exportsService.batchesRead > batchesBefore);
+    assert.ok(whileHeld.equals(await download(batched!)));
     controller.abort();
     await reader.cancel().catch(() => {});
     await eventually(async () => (await copies()) === 0);
-    await eventually(async () => svc.runtime.services.exports.active === 0);
+    await eventually(async () => exportsService.active === 0);
     // The pool still serves (the connection was discarded, not returned mid-COPY).
     assert.equal((await download(svc, '?date=2020-01-01')).length > 0, true);
   });

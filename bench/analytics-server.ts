@@ -18,6 +18,8 @@
  * mint a fresh key for the seeded workspace and measure. Other sizes are
  * refused rather than mixed. Drop it with `dropdb <name>` when done. The
  * ingest step of the bench adds its events to it, as it would to a live book.
+ * EXPORT_COPY_SLOTS (env) is passed to the service: 0 measures the export in
+ * batches instead of COPY.
  */
 import { sql } from 'drizzle-orm';
 import { createInterface } from 'node:readline';
@@ -46,7 +48,9 @@ if (KEEP) {
   base.pathname = `/${KEEP}`;
   database = { kind: 'postgres', url: base.toString(), poolSize: 5 };
 }
-const svc = await startService({ worker: false, ...(database ? { database } : {}), env: { TRUST_PROXY: true, RATE_LIMIT_UNAUTHENTICATED_PER_MINUTE: 0, RATE_LIMIT_WORKSPACE_PER_MINUTE: 0, RATE_LIMIT_ENDPOINT_PER_MINUTE: 0 } });
+// EXPORT_COPY_SLOTS=0 measures the export's batched path (PGlite's) on PostgreSQL.
+const copySlots = process.env.EXPORT_COPY_SLOTS ? { EXPORT_COPY_SLOTS: Number(process.env.EXPORT_COPY_SLOTS) } : {};
+const svc = await startService({ worker: false, ...(database ? { database } : {}), env: { TRUST_PROXY: true, RATE_LIMIT_UNAUTHENTICATED_PER_MINUTE: 0, RATE_LIMIT_WORKSPACE_PER_MINUTE: 0, RATE_LIMIT_ENDPOINT_PER_MINUTE: 0, ...copySlots } });
 const db = svc.runtime.database.db;
 const run = (query: ReturnType<typeof sql>) => db.execute(query);
 const one = async <T>(query: ReturnType<typeof sql>): Promise<T> => ((await run(query)) as unknown as { rows: T[] }).rows[0]!;

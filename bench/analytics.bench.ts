@@ -9,7 +9,8 @@
  *  2. the throughput of a CSV export of about BENCH_EXPORT_ROWS rows
  *     (default 1 million: the interaction events of the last days that hold
  *     them) in MB/s and rows/s, with the service's peak RSS and its CPU
- *     seconds (MB per CPU second holds better than MB/s under load);
+ *     seconds (MB per CPU second holds better than MB/s under load); by
+ *     COPY on PostgreSQL, in batches with EXPORT_COPY_SLOTS=0;
  *  3. the reader event endpoint's accepted rate while analytics queries run
  *     in a loop, raising the offered load step by step (BENCH_STEP_SECONDS,
  *     default 10) until it saturates (accepted < 90% of offered, or p99 over
@@ -144,7 +145,8 @@ const exportS = (performance.now() - t) / 1000;
 const exportCpu = serviceCpuSeconds() - cpuBefore;
 child.stdin!.write('rss\n');
 const rssPeak = await nextJson<number>('rss');
-say(`\n2. CSV export of interaction events, last ${days} days: ${rows - 1} rows, ${(bytes / 1e6).toFixed(1)} MB in ${exportS.toFixed(1)} s = ${(bytes / 1e6 / exportS).toFixed(1)} MB/s, ${((rows - 1) / exportS).toFixed(0)} rows/s; service RSS ${(rssBefore / 1e6).toFixed(0)} MB before, peak ${(rssPeak / 1e6).toFixed(0)} MB during (status ${response.status})`);
+const exportPath = process.env.EXPORT_COPY_SLOTS === '0' ? 'in batches (EXPORT_COPY_SLOTS=0)' : 'by COPY';
+say(`\n2. CSV export of interaction events ${exportPath}, last ${days} days: ${rows - 1} rows, ${(bytes / 1e6).toFixed(1)} MB in ${exportS.toFixed(1)} s = ${(bytes / 1e6 / exportS).toFixed(1)} MB/s, ${((rows - 1) / exportS).toFixed(0)} rows/s; service RSS ${(rssBefore / 1e6).toFixed(0)} MB before, peak ${(rssPeak / 1e6).toFixed(0)} MB during (status ${response.status})`);
 say(`   service CPU ${exportCpu.toFixed(1)} s = ${(bytes / 1e6 / exportCpu).toFixed(1)} MB per CPU second (the database's CPU not counted); load average ${loadBefore.toFixed(1)} before, ${os.loadavg()[0]!.toFixed(1)} after`);
 
 }

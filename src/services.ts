@@ -1,5 +1,6 @@
 /** The domain services, built once per process from the platform pieces. */
 import type { Database } from './platform/db/database.ts';
+import { CopyOut } from './platform/db/copy-out.ts';
 import type { Storage } from './platform/storage/storage.ts';
 import type { JobQueue } from './platform/jobs/queue.ts';
 import type { Config } from './platform/config/env.ts';
@@ -98,5 +99,6 @@ function analyticsServices(database: Database, config: Readonly<Config>): Pick<S
     exactMaxSegments: config.ANALYTICS_EXACT_MAX_SEGMENTS, rollupSettleMs: config.ANALYTICS_ROLLUP_SETTLE_SECONDS * 1000,
   });
   const reader = new AnalyticsReader({ db: database.db, statementTimeoutMs: config.ANALYTICS_STATEMENT_TIMEOUT_MS });
-  return { analytics, exports: new ExportsService({ analytics, reader, batchRows: config.EXPORT_BATCH_ROWS }) };
+  const copyOut = database.pool && config.EXPORT_COPY_SLOTS > 0 ? new CopyOut({ pool: database.pool, slots: config.EXPORT_COPY_SLOTS }) : null;
+  return { analytics, exports: new ExportsService({ analytics, reader, batchRows: config.EXPORT_BATCH_ROWS, copyOut }) };
 }

@@ -21,11 +21,6 @@ export function safeText(value: string | null | undefined): string | null {
   return FORMULA_START.test(value) ? `'${value}` : value;
 }
 
-/** JSON of a metadata value, defused like any typed text. */
-export function safeJson(value: unknown): string | null {
-  return value === null || value === undefined ? null : safeText(JSON.stringify(value));
-}
-
 export interface CsvExport {
   /** ASCII file name, for Content-Disposition. */
   filename: string;
@@ -33,6 +28,61 @@ export interface CsvExport {
   columns: readonly string[];
   /** Rows, one database batch per item; stopping the iteration stops the reads. */
   rows(): AsyncGenerator<Cell[][]>;
+  /**
+   * Or the rows as CSV bytes already (PostgreSQL's COPY: LF line ends, no
+   * header), started by the service; destroying it stops the statement.
+   */
+  copied?: Readable;
+}
+
+const QUOTE = 0x22;
+const LF = 0x0a;
+const CRLF = Buffer.from('\r\n');
+
+/**
+ * LF → CRLF at the ends of CSV records, across chunks: an LF inside a quoted
+ * cell (a typed line break) is kept. A doubled quote inside a quoted cell
+ * closes and reopens it, which leaves the parity right. Byte-wise is safe in
+ * UTF-8: no byte of a multi-byte character is below 0x80.
+ */
+export class CrlfRecords {
+  private quoted = false;
+
+  convert(chunk: Buffer): Buffer {
+    const ends: number[] = [];
+    let quoted = this.quoted;
+    let nextQuote = chunk.indexOf(QUOTE);
+    let nextLf = chunk.indexOf(LF);
+    for (;;) {
+      if (quoted) {
+        if (nextQuote === -1) break;
+        quoted = false;
+        const after = nextQuote + 1;
+        nextQuote = chunk.indexOf(QUOTE, after);
+        if (nextLf !== -1 && nextLf < after) nextLf = chunk.indexOf(LF, after);
+      } else if (nextLf !== -1 && (nextQuote === -1 || nextLf < nextQuote)) {
+        ends.push(nextLf);
+        nextLf = chunk.indexOf(LF, nextLf + 1);
+      } else if (nextQuote !== -1) {
+        quoted = true;
+        nextQuote = chunk.indexOf(QUOTE, nextQuote + 1);
+      } else {
+        break;
+      }
+    }
+    this.quoted = quoted;
+    if (ends.length === 0) return chunk;
+    const out = Buffer.allocUnsafe(chunk.length + ends.length);
+    let from = 0;
+    let to = 0;
+    for (const end of ends) {
+      to += chunk.copy(out, to, from, end);
+      to += CRLF.copy(out, to);
+      from = end + 1;
+    }
+    chunk.copy(out, to, from);
+    return out;
+  }
 }
 
 /**
@@ -58,6 +108,7 @@ export function csvText(rows: readonly (readonly Cell[])[]): string {
  * at the batch being read, and destroying the stream ends the row generator.
  */
 export function csvStream(csv: CsvExport, options: { bom: boolean }): Readable {
+  if (csv.copied) return copiedCsvStream(csv.copied, (options.bom ? '\ufeff' : '') + csvText([csv.columns]));
   const batches = csv.rows();
   let header = (options.bom ? '\ufeff' : '') + csvText([csv.columns]);
   let ahead: Promise<IteratorResult<Cell[][]>> | null = null;
@@ -98,6 +149,40 @@ export function csvStream(csv: CsvExport, options: { bom: boolean }): Readable {
     destroy(error, callback) {
       // Ends the generator (its finally blocks run) once its pending batch is read.
       batches.return(undefined).then(() => callback(error), (e: unknown) => callback((error ?? e) as Error));
+    },
+  });
+}
+
+/**
+ * The BOM and header, then COPY's bytes with CRLF record ends. Backpressure
+ * passes through (a chunk is read from the copy only when the socket took the
+ * previous one); destroying the stream destroys the copy, which stops the
+ * statement on the server.
+ */
+function copiedCsvStream(copied: Readable, header: string): Readable {
+  const lines = new CrlfRecords();
+  const chunks = copied[Symbol.asyncIterator]() as AsyncIterator<Buffer>;
+  let first: Buffer | null = Buffer.from(header);
+  return new Readable({
+    async read() {
+      try {
+        const next = await chunks.next();
+        if (this.destroyed) return;
+        if (next.done) {
+          if (first) this.push(first);
+          this.push(null);
+          return;
+        }
+        const body = lines.convert(next.value);
+        this.push(first ? Buffer.concat([first, body]) : body);
+        first = null;
+      } catch (error) {
+        this.destroy(error as Error);
+      }
+    },
+    destroy(error, callback) {
+      copied.destroy();
+      callback(error);
     },
   });
 }

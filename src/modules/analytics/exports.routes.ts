@@ -30,7 +30,11 @@ const CSV_RESPONSE = {
 const COMMON =
   ' The file: `text/csv; charset=utf-8`, `Content-Disposition: attachment`, UTF-8 with a byte-order mark (unless `bom=false`), CRLF line ends, RFC 4180 quoting, ' +
   'ISO 8601 UTC timestamps, a header row. Text cells that readers or customers typed (emails, names, hosts, form fields, metadata) starting with `=`, `+`, `-`, `@`, ' +
-  'a tab or a carriage return are prefixed with `\'` (spreadsheet formula injection). Streamed from the database in batches; an unknown book (or one of another workspace) is 404.';
+  'a tab or a carriage return are prefixed with `\'` (spreadsheet formula injection). An empty text is an empty cell. Streamed from the database; an unknown book (or one of another workspace) is 404.';
+
+const METADATA =
+  ' `metadata` is JSON as PostgreSQL writes jsonb (keys in jsonb\'s order, a space after `:` and `,`: `{"a": [1, 2]}`), the same on both databases; ' +
+  'a JSON string is written unquoted, a JSON null as an empty cell.';
 
 const columns = (kind: keyof typeof EXPORT_COLUMNS) => ` Columns: ${EXPORT_COLUMNS[kind].map((c) => `\`${c}\``).join(', ')}.`;
 
@@ -38,7 +42,10 @@ function send(reply: FastifyReply, csv: CsvExport, withBom: boolean | undefined)
   reply.header('content-type', 'text/csv; charset=utf-8');
   reply.header('content-disposition', `attachment; filename="${csv.filename}"`);
   reply.header('cache-control', 'no-store');
-  return reply.send(csvStream(csv, { bom: withBom ?? true }));
+  const stream = csvStream(csv, { bom: withBom ?? true });
+  // A client gone while a COPY was starting: stop the statement now.
+  if (reply.raw.destroyed) stream.destroy();
+  return reply.send(stream);
 }
 
 export const exportsRoutes: FastifyPluginAsyncTypebox<{ exports: ExportsService }> = async (app, { exports }) => {
@@ -58,20 +65,20 @@ export const exportsRoutes: FastifyPluginAsyncTypebox<{ exports: ExportsService 
 
   app.get('/exports/books/:book/access-audit', {
     schema: schema('exportAccessAudit', 'Access audit (CSV)',
-      "The access gate's decisions (`access_requested`, `access_granted`, `access_rejected`) from the audit log, oldest first." + columns('audit'),
+      "The access gate's decisions (`access_requested`, `access_granted`, `access_rejected`) from the audit log, oldest first." + METADATA + columns('audit'),
       query({ date, tz, viewer_id, tracked_link_id })),
     config: company,
   }, async (request, reply) => send(reply, await exports.auditLog(authOf(request), { ...request.query, book_id: request.params.book }, { accessOnly: true }), request.query.bom));
 
   app.get('/exports/books/:book/audit-log', {
-    schema: schema('exportAuditLog', 'Audit log (CSV)', 'The audit log of GET /analytics/audit-log with the same filters, oldest first.' + columns('audit'),
+    schema: schema('exportAuditLog', 'Audit log (CSV)', 'The audit log of GET /analytics/audit-log with the same filters, oldest first.' + METADATA + columns('audit'),
       query({ date, tz, viewer_id, tracked_link_id, event_type: Type.Optional(Type.Union(AUDIT_EVENT_TYPES.map((t) => Type.Literal(t)))) })),
     config: company,
   }, async (request, reply) => send(reply, await exports.auditLog(authOf(request), { ...request.query, book_id: request.params.book }), request.query.bom));
 
   app.get('/exports/books/:book/interaction-events', {
     schema: schema('exportInteractionEvents', 'Interaction events (CSV)',
-      'The events of GET /analytics/interaction-events with the same filters, oldest first; `metadata` as JSON.' + columns('interactions'),
+      'The events of GET /analytics/interaction-events with the same filters, oldest first.' + METADATA + columns('interactions'),
       query({ date, tz, viewer_id, tracked_link_id, session_id, page_number, event_type: Type.Optional(Type.Union(INTERACTION_EVENT_TYPES.map((t) => Type.Literal(t)))) })),
     config: company,
   }, async (request, reply) => send(reply, await exports.interactionEvents(authOf(request), { ...request.query, book_id: request.params.book }), request.query.bom));

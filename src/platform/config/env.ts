@@ -73,6 +73,10 @@ export const EnvSchema = Type.Object({
   ANALYTICS_EXACT_MAX_SEGMENTS: Type.Integer({ minimum: 0, default: 200_000, description: 'page-performance and book-flow answer exactly from the raw events up to this many page segments in the range; above it, from the day and month rollups (page-performance: median within 1.1 %, unique readers by HyperLogLog, standard error 2.3 %; book-flow: transition readers by HyperLogLog; every count and sum still exact).' }),
   ANALYTICS_ROLLUP_SETTLE_SECONDS: Type.Integer({ minimum: 0, default: 10, description: 'Interaction events younger than this wait for the next analytics rollup run (a transaction still inserting lower ids is not skipped); the queries read them raw meanwhile.' }),
   EXPORT_BATCH_ROWS: Type.Integer({ minimum: 10, maximum: 100_000, default: 5000, description: 'Rows a CSV export reads from the database per batch.' }),
+  EXPORT_COPY_SLOTS: Type.Integer({
+    minimum: 0, maximum: 50, default: 2,
+    description: 'PostgreSQL: interaction-events exports streamed at once by one COPY each (each holds a pool connection for its download); more run in batches (the same bytes). 0: always batches.',
+  }),
 });
 
 export type Env = Static<typeof EnvSchema>;

@@ -38,6 +38,8 @@ export interface Database {
   runner: SqlRunner;
   /** The connection string, when on PostgreSQL (pg-boss opens its own pool). */
   url?: string;
+  /** PostgreSQL's pool, for work that holds a connection for long (COPY exports, copy-out.ts); null on PGlite. */
+  pool: pg.Pool | null;
   migrate(): Promise<void>;
   ping(): Promise<void>;
   /**
@@ -119,6 +121,7 @@ async function openPglite(dataDir: string): Promise<Database> {
     kind: 'pglite',
     db,
     runner,
+    pool: null,
     lane: laneDb,
     laneStats: () => turns.stats(),
     async migrate() {
@@ -158,6 +161,7 @@ async function openPostgres(url: string, poolSize: number): Promise<Database> {
     db,
     runner,
     url,
+    pool,
     lane: () => db,
     laneStats: () => null,
     async migrate() {

@@ -13,7 +13,9 @@
  *  3. the reader event endpoint's accepted rate while analytics queries run
  *     in a loop, raising the offered load step by step (BENCH_STEP_SECONDS,
  *     default 10) until it saturates (accepted < 90% of offered, or p99 over
- *     1 s): the ceiling. BENCH_INGEST_QUERIES=0 measures ingest alone.
+ *     1 s): the ceiling. BENCH_INGEST_QUERIES=0 measures ingest alone;
+ *     BENCH_INGEST_STEPS (default 1000,2000,3000,4000,5000,6000,8000,12000,…)
+ *     sets the offered loads.
  *
  * BENCH_PARTS (queries,export,ingest by default) runs only the parts named.
  *   BENCH_EVENTS=1000000 BENCH_VISITS=100000 BENCH_READERS=10000 npm run bench:analytics
@@ -31,6 +33,8 @@ const EXPORT_ROWS = Number(process.env.BENCH_EXPORT_ROWS ?? 1_000_000);
 const STEP_SECONDS = Number(process.env.BENCH_STEP_SECONDS ?? 10);
 /** BENCH_INGEST_QUERIES=0: measure ingest alone, without the analytics query loop beside it. */
 const INGEST_QUERIES = process.env.BENCH_INGEST_QUERIES !== '0';
+/** The offered loads of the ingest step, events/s (comma-separated BENCH_INGEST_STEPS). */
+const INGEST_STEPS = (process.env.BENCH_INGEST_STEPS ?? '1000,2000,3000,4000,5000,6000,8000,12000,16000,24000').split(',').map(Number);
 /** Which parts to run (comma-separated): queries, export, ingest; default all. */
 const PARTS = new Set((process.env.BENCH_PARTS ?? 'queries,export,ingest').split(',').map((p) => p.trim()));
 const USER_AGENT = 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36';
@@ -155,7 +159,7 @@ say(`\n3. POST /read/{id}/events ${INGEST_QUERIES ? 'while analytics queries run
 say(`${'offered events/s'.padStart(16)} ${'accepted events/s'.padStart(18)} ${'batch p50 / p99 ms'.padStart(20)} ${'queries done (p50 ms)'.padStart(22)} ${'service CPU ms/request'.padStart(23)}  load`);
 say(`(service CPU per ingest request includes the queries' CPU when they run${INGEST_QUERIES ? '' : '; BENCH_INGEST_QUERIES=0: they do not'})`);
 let ceiling = 0;
-for (const offered of [1000, 2000, 4000, 8000, 12000, 16000, 24000]) {
+for (const offered of INGEST_STEPS) {
   const batchesPerSecond = offered / 10;
   const clients = Math.min(400, Math.max(20, Math.ceil(batchesPerSecond / 5)));
   const intervalMs = (1000 * clients) / batchesPerSecond;

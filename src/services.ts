@@ -73,7 +73,7 @@ export function createServices(deps: { database: Database; storage: Storage; que
     readerSessions: new ReaderSessions({ secret: deps.secretKey, lifetimeHours: config.READER_SESSION_HOURS, publicBaseUrl: config.publicBaseUrl }),
     trackedLinks: new TrackedLinksService({ db: database.db, publicBaseUrl: config.publicBaseUrl }),
     leadForms: new LeadFormsService({ db: database.db }),
-    readerEvents: new ReaderEventsService({ db: database.db, geolocator: new Geolocator() }),
+    readerEvents: new ReaderEventsService({ db: database.db, geolocator: new Geolocator(), groupsInFlight: database.kind === 'postgres' ? 2 : 1 }),
     ...analyticsServices(database, config),
     mailer: new Mailer({
       db: database.db,

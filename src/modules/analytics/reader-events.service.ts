@@ -132,7 +132,7 @@ export class ReaderEventsService {
     this.geo = deps.geolocator;
     const grouping = deps.grouping ?? PGLITE_GROUPING;
     this.groups = new GroupCommit({
-      key: (batch) => `${batch.book.id}\u0000${batch.sessionId}`,
+      key: (batch) => viewKey(batch.book.id, batch.sessionId),
       weight: (batch) => batch.events.length,
       store: (batches) => this.db.transaction((tx) => storeBatches(tx, batches)),
       maxInFlight: grouping.groupsInFlight,

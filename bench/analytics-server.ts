@@ -3,7 +3,8 @@
  * off) on a scratch PostgreSQL database, seeded with set-based SQL
  * (generate_series) so ten million events take minutes, not hours. Prints
  * progress lines, then one JSON line `{ ready: {...} }`. Commands on stdin:
- * `rss-reset` / `rss` (peak resident memory since the reset), `stop`.
+ * `rss-reset` / `rss` (peak resident memory since the reset), `groups` (the
+ * reader events' group commit counters, null before it), `stop`.
  *
  * Sizes (env): BENCH_EVENTS (10,000,000 interaction events), BENCH_VISITS
  * (1,000,000 visits), BENCH_READERS (100,000 identified readers), over
@@ -147,6 +148,9 @@ for await (const line of createInterface({ input: process.stdin })) {
     say(JSON.stringify({ rss: peak }));
   } else if (line === 'rss') {
     say(JSON.stringify({ rss: peak }));
+  } else if (line === 'groups') {
+    const events = svc.runtime.services.readerEvents as { groupStats?: () => unknown };
+    say(JSON.stringify({ groups: events.groupStats?.() ?? null }));
   } else if (line === 'stop') {
     break;
   }

@@ -14,7 +14,9 @@
  *  3. the reader event endpoint's accepted rate while analytics queries run
  *     in a loop, raising the offered load step by step (BENCH_STEP_SECONDS,
  *     default 10) until it saturates (accepted < 90% of offered, or p99 over
- *     1 s): the ceiling. BENCH_INGEST_QUERIES=0 measures ingest alone.
+ *     1 s): the ceiling. BENCH_INGEST_QUERIES=0 measures ingest alone;
+ *     BENCH_INGEST_STEPS (default 1000,2000,3000,4000,5000,6000,8000,12000,…)
+ *     sets the offered loads.
  *
  * BENCH_PARTS (queries,export,ingest by default) runs only the parts named.
  *   BENCH_EVENTS=1000000 BENCH_VISITS=100000 BENCH_READERS=10000 npm run bench:analytics
@@ -32,6 +34,13 @@ const EXPORT_ROWS = Number(process.env.BENCH_EXPORT_ROWS ?? 1_000_000);
 const STEP_SECONDS = Number(process.env.BENCH_STEP_SECONDS ?? 10);
 /** BENCH_INGEST_QUERIES=0: measure ingest alone, without the analytics query loop beside it. */
 const INGEST_QUERIES = process.env.BENCH_INGEST_QUERIES !== '0';
+/** The offered loads of the ingest step, events/s (comma-separated BENCH_INGEST_STEPS). */
+const INGEST_STEPS = (process.env.BENCH_INGEST_STEPS ?? '1000,2000,3000,4000,5000,6000,8000,12000,16000,24000').split(',').map(Number);
+/** Each simulated reader sends a batch every BENCH_INGEST_INTERVAL_MS (default 200) and waits for its answer, so the step's
+ * offered load holds only while the batch latency stays below it: raise it (and BENCH_INGEST_MAX_CLIENTS, default 400) to
+ * measure throughput rather than latency. */
+const CLIENT_INTERVAL_MS = Number(process.env.BENCH_INGEST_INTERVAL_MS ?? 200);
+const MAX_CLIENTS = Number(process.env.BENCH_INGEST_MAX_CLIENTS ?? 400);
 /** Which parts to run (comma-separated): queries, export, ingest; default all. */
 const PARTS = new Set((process.env.BENCH_PARTS ?? 'queries,export,ingest').split(',').map((p) => p.trim()));
 const USER_AGENT = 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36';
@@ -154,15 +163,18 @@ say(`   service CPU ${exportCpu.toFixed(1)} s = ${(bytes / 1e6 / exportCpu).toFi
 // 3. Ingest while queries run, raising the offered load.
 if (PARTS.has('ingest')) {
 say(`\n3. POST /read/{id}/events ${INGEST_QUERIES ? 'while analytics queries run in a loop' : 'alone (no query loop)'} (${STEP_SECONDS} s per step; batches of 10 events)`);
-say(`${'offered events/s'.padStart(16)} ${'accepted events/s'.padStart(18)} ${'batch p50 / p99 ms'.padStart(20)} ${'queries done (p50 ms)'.padStart(22)} ${'service CPU ms/request'.padStart(23)}  load`);
+say(`${'offered events/s'.padStart(16)} ${'accepted events/s'.padStart(18)} ${'batch p50 / p99 ms'.padStart(20)} ${'queries done (p50 ms)'.padStart(22)} ${'service CPU ms/request'.padStart(23)}  load  (group commit)`);
+say(`(each simulated reader sends a batch every ${CLIENT_INTERVAL_MS} ms, at most ${MAX_CLIENTS} readers)`);
 say(`(service CPU per ingest request includes the queries' CPU when they run${INGEST_QUERIES ? '' : '; BENCH_INGEST_QUERIES=0: they do not'})`);
 let ceiling = 0;
-for (const offered of [1000, 2000, 4000, 8000, 12000, 16000, 24000]) {
+for (const offered of INGEST_STEPS) {
   const batchesPerSecond = offered / 10;
-  const clients = Math.min(400, Math.max(20, Math.ceil(batchesPerSecond / 5)));
+  const clients = Math.min(MAX_CLIENTS, Math.max(20, Math.ceil((batchesPerSecond * CLIENT_INTERVAL_MS) / 1000)));
   const intervalMs = (1000 * clients) / batchesPerSecond;
   const end = Date.now() + STEP_SECONDS * 1000;
   const stepCpu = serviceCpuSeconds();
+  child.stdin!.write('groups\n');
+  const groupsBefore = await nextJson<{ groups: number } | null>('groups');
   const latencies: number[] = [];
   let accepted = 0;
   const queryTimes: number[] = [];
@@ -194,12 +206,14 @@ for (const offered of [1000, 2000, 4000, 8000, 12000, 16000, 24000]) {
     }
   }));
   await queries;
+  child.stdin!.write('groups\n');
+  const groupsAfter = await nextJson<{ groups: number; largest: number; retried: number } | null>('groups');
   latencies.sort((a, b) => a - b);
   queryTimes.sort((a, b) => a - b);
   const rate = accepted / STEP_SECONDS;
   const cpuPerBatch = ((serviceCpuSeconds() - stepCpu) * 1000) / Math.max(1, latencies.length);
   ceiling = Math.max(ceiling, rate);
-  say(`${String(offered).padStart(16)} ${rate.toFixed(0).padStart(18)} ${`${percentile(latencies, 50).toFixed(0)} / ${percentile(latencies, 99).toFixed(0)}`.padStart(20)} ${`${queryTimes.length} (${percentile(queryTimes, 50).toFixed(0)})`.padStart(22)} ${cpuPerBatch.toFixed(2).padStart(23)}  ${os.loadavg()[0]!.toFixed(1)}`);
+  say(`${String(offered).padStart(16)} ${rate.toFixed(0).padStart(18)} ${`${percentile(latencies, 50).toFixed(0)} / ${percentile(latencies, 99).toFixed(0)}`.padStart(20)} ${`${queryTimes.length} (${percentile(queryTimes, 50).toFixed(0)})`.padStart(22)} ${cpuPerBatch.toFixed(2).padStart(23)}  ${os.loadavg()[0]!.toFixed(1)}${groupsAfter && groupsBefore ? `  (${groupsAfter.groups - groupsBefore.groups} groups, ${(latencies.length / Math.max(1, groupsAfter.groups - groupsBefore.groups)).toFixed(1)} batches each)` : ''}`);
   if (rate < offered * 0.9 || percentile(latencies, 99) > 1000) {
     say(`saturated at an offered ${offered} events/s`);
     break;

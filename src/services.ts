@@ -15,7 +15,7 @@ import { ReaderSessions } from './modules/access/reader-session.ts';
 import { Mailer } from './platform/mail/mailer.ts';
 import { TrackedLinksService } from './modules/analytics/tracked-links.service.ts';
 import { LeadFormsService } from './modules/analytics/lead-forms.service.ts';
-import { ReaderEventsService } from './modules/analytics/reader-events.service.ts';
+import { PGLITE_GROUPING, POSTGRES_GROUPING, ReaderEventsService } from './modules/analytics/reader-events.service.ts';
 import { Geolocator } from './modules/analytics/geography.ts';
 import { OutboundClient } from './platform/outbound/outbound-client.ts';
 import { CatalogsService } from './modules/catalogs/catalogs.service.ts';
@@ -74,7 +74,7 @@ export function createServices(deps: { database: Database; storage: Storage; que
     readerSessions: new ReaderSessions({ secret: deps.secretKey, lifetimeHours: config.READER_SESSION_HOURS, publicBaseUrl: config.publicBaseUrl }),
     trackedLinks: new TrackedLinksService({ db: database.db, publicBaseUrl: config.publicBaseUrl }),
     leadForms: new LeadFormsService({ db: database.db }),
-    readerEvents: new ReaderEventsService({ db: database.db, geolocator: new Geolocator() }),
+    readerEvents: new ReaderEventsService({ db: database.db, geolocator: new Geolocator(), grouping: database.kind === 'postgres' ? POSTGRES_GROUPING : PGLITE_GROUPING }),
     ...analyticsServices(database, config),
     mailer: new Mailer({
       db: database.db,

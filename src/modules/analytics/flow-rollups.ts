@@ -11,7 +11,8 @@
  * index), subtracts the contribution of those it had already folded (ids at
  * or below the old watermark) and adds the contribution of all of them. The
  * contribution is a pure function of the segment set, so nothing per visit
- * is stored.
+ * is stored. The fold does this in the database, one statement per batch
+ * (foldDeltas); Node only merges the move sketches.
  *
  * Days: a visit's segments in sequence order are cut into runs of one UTC
  * day; each run counts in its day (its first page an entry, its last an

@@ -23,7 +23,7 @@ export function analyticsRollupJob(rollups: PageRollups, flow: FlowRollups) {
     schema: Type.Object({}),
     retryLimit: 0,
     cron: '* * * * *',
-    // A bounded run (200 batches of 50,000 events); the next minute goes on from the watermark.
-    handle: async () => ({ events: await rollups.catchUp(200), flow_events: await flow.catchUp(200) }),
+    // A bounded run (50 batches of 200,000 events); the next minute goes on from the watermark.
+    handle: async () => ({ events: await rollups.catchUp(50), flow_events: await flow.catchUp(50) }),
   });
 }

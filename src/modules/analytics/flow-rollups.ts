@@ -11,7 +11,8 @@
  * index), subtracts the contribution of those it had already folded (ids at
  * or below the old watermark) and adds the contribution of all of them. The
  * contribution is a pure function of the segment set, so nothing per visit
- * is stored.
+ * is stored. The fold does this in the database, one statement per batch
+ * (foldDeltas); Node only merges the move sketches.
  *
  * Days: a visit's segments in sequence order are cut into runs of one UTC
  * day; each run counts in its day (its first page an entry, its last an
@@ -39,7 +40,8 @@
 import { sql } from 'drizzle-orm';
 import type { Db } from '../../platform/db/database.ts';
 import { rowsOf, num } from './analytics-sql.ts';
-import { hllAdd, hllCount, hllMerge } from './page-rollups.ts';
+import { hllAdd, hllCount, hllMerge, readerKeySql } from './page-rollups.ts';
+import { claimBatch, finishBatch } from './rollup-batches.ts';
 
 const STATE = 'page_flow';
 const DAY_MS = 86_400_000;
@@ -162,6 +164,81 @@ async function visitSegments(run: Run, visits: { bookId: number; sessionId: stri
   return out;
 }
 
+interface DeltaRow {
+  grain: 'd' | 'm' | 'l';
+  book_id: number; day: string; prev_day: string | null; from_page: number; to_page: number;
+  views: unknown; entries: unknown; exits: unknown; moves: unknown; n: unknown;
+  readers: string[] | null; stored: string | null;
+}
+
+/**
+ * The deltas of the batch (from, bound]: FlowDelta.add of the fold, in SQL.
+ * For each visit the batch touches, its segments up to the bound count +1
+ * and those up to the old watermark (already folded) -1, cut into runs of
+ * one UTC day ('d') and of one UTC month ('m'). A segment is an entry where
+ * its predecessor in sequence order is in another bucket (or none), an exit
+ * where its successor is, a move (from the predecessor's page) where both
+ * are in one bucket on different pages; a day link ('l') where two days
+ * meet. A visit entirely above the old watermark has no -1 rows. Only
+ * changed cells; a move cell's readers (those of its +1 moves) only when its
+ * count changed, with the sketch stored for it.
+ */
+function foldDeltas(from: number, bound: number): ReturnType<typeof sql> {
+  return sql`
+    with batch as materialized (
+      select book_id, session_id, id, sequence, page_number, occurred_at, viewer_id
+      from interaction_events where id > ${from} and id <= ${bound} and ${SEGMENT}
+    ), touched as (
+      select distinct book_id, session_id from batch
+    ), segments as materialized (
+      -- A visit's segments up to the bound: the batch's own, and by the (book, session, sequence) index those already folded.
+      select e.session_id, e.id, e.sequence, e.book_id, e.page_number as page, (e.occurred_at at time zone 'UTC')::date as day,
+             date_trunc('month', e.occurred_at at time zone 'UTC')::date as month, ${readerKeySql('e')} as reader
+      from (select * from batch
+            union all
+            select o.* from touched t cross join lateral (
+              select book_id, session_id, id, sequence, page_number, occurred_at, viewer_id from interaction_events
+              where book_id = t.book_id and session_id = t.session_id and id <= ${from} and ${SEGMENT} offset 0) o) e
+    ), signed as (
+      select 1 as sign, s.* from segments s
+      union all
+      select -1 as sign, s.* from segments s where s.id <= ${from}
+    ), w as materialized (
+      select sign, book_id, page, day, month, reader,
+             lag(page) over v as prev_page, lag(day) over v as prev_day, lead(day) over v as next_day,
+             lag(month) over v as prev_month, lead(month) over v as next_month
+      from signed window v as (partition by sign, book_id, session_id collate "C" order by sequence)
+    ), cells as (
+      select 'd' as grain, book_id, day, page as from_page, page as to_page, sum(sign) as views,
+             coalesce(sum(sign) filter (where prev_day is distinct from day), 0) as entries,
+             coalesce(sum(sign) filter (where next_day is distinct from day), 0) as exits, 0 as moves, null::text[] as readers
+      from w group by book_id, day, page
+      union all
+      select 'd', book_id, day, prev_page, page, 0, 0, 0, sum(sign), array_agg(reader) filter (where sign > 0)
+      from w where prev_day = day and prev_page <> page group by book_id, day, prev_page, page
+      union all
+      select 'm', book_id, month, page, page, sum(sign),
+             coalesce(sum(sign) filter (where prev_month is distinct from month), 0),
+             coalesce(sum(sign) filter (where next_month is distinct from month), 0), 0, null::text[]
+      from w group by book_id, month, page
+      union all
+      select 'm', book_id, month, prev_page, page, 0, 0, 0, sum(sign), array_agg(reader) filter (where sign > 0)
+      from w where prev_month = month and prev_page <> page group by book_id, month, prev_page, page
+    )
+    select c.grain, c.book_id, c.day::text as day, null as prev_day, c.from_page, c.to_page, c.views, c.entries, c.exits, c.moves, null as n,
+           case when c.moves <> 0 then c.readers end as readers,
+           case when c.moves <> 0 and c.readers is not null then coalesce(d.readers, m.readers) end as stored
+    from cells c
+    left join flow_day_rollups d on c.grain = 'd' and c.moves <> 0 and c.readers is not null
+      and d.book_id = c.book_id and d.day = c.day and d.from_page = c.from_page and d.to_page = c.to_page
+    left join flow_month_rollups m on c.grain = 'm' and c.moves <> 0 and c.readers is not null
+      and m.book_id = c.book_id and m.day = c.day and m.from_page = c.from_page and m.to_page = c.to_page
+    where c.views <> 0 or c.entries <> 0 or c.exits <> 0 or c.moves <> 0
+    union all
+    select 'l', book_id, day::text, prev_day::text, prev_page, page, 0, 0, 0, 0, sum(sign), null, null
+    from w where prev_day <> day group by book_id, day, prev_day, prev_page, page having sum(sign) <> 0`;
+}
+
 export class FlowRollups {
   private readonly db: Db;
   readonly batchRows: number;
@@ -169,82 +246,59 @@ export class FlowRollups {
 
   constructor(deps: { db: Db; batchRows?: number; settleMs?: number }) {
     this.db = deps.db;
-    this.batchRows = deps.batchRows ?? 50_000;
+    this.batchRows = deps.batchRows ?? 200_000;
     this.settleMs = deps.settleMs ?? 10_000;
   }
 
-  /** Folds the visits of the next batch of interaction events above the watermark. Answers the event ids moved past (0: caught up). */
+  /**
+   * Folds the visits of the next batch of interaction events above the
+   * watermark. Answers the event ids moved past (0: caught up).
+   *
+   * One statement computes the batch's deltas in the database (foldDeltas)
+   * and answers one row per changed cell and link, a move cell with its
+   * readers and its stored sketch; the sketches merge here (HyperLogLog),
+   * and one statement writes every row.
+   */
   async step(): Promise<number> {
     return this.db.transaction(async (tx) => {
       const q: Run = async <T>(query: ReturnType<typeof sql>) => rowsOf<T>(await tx.execute(query));
-      await tx.execute(sql`insert into analytics_rollup_state (name) values (${STATE}) on conflict do nothing`);
-      const [state] = await q<{ watermark: unknown }>(sql`select watermark from analytics_rollup_state where name = ${STATE} for update`);
-      const from = num(state!.watermark);
-      // As the page rollups: stop below the first row younger than settleMs (a lower id may still be committing).
-      const [limits] = await q<{ bound: unknown }>(sql`
-        select least(
-          ${from + this.batchRows}::bigint,
-          coalesce((select max(id) from interaction_events where id > ${from}), ${from}),
-          coalesce((select min(id) - 1 from interaction_events where id > ${from} and created_at > now() - ${`${this.settleMs} milliseconds`}::interval), ${Number.MAX_SAFE_INTEGER}::bigint)
-        ) as bound`);
-      const bound = num(limits!.bound);
-      if (bound <= from) return 0;
-      const touched = await q<{ book_id: unknown; session_id: string }>(sql`
-        select distinct book_id, session_id from interaction_events where id > ${from} and id <= ${bound} and ${SEGMENT}`);
-      const visits = await visitSegments(q, touched.map((t) => ({ bookId: num(t.book_id), sessionId: t.session_id })), bound);
-      const deltas = new Map<number, { days: FlowDelta; months: FlowDelta }>();
-      for (const [key, segments] of visits) {
-        const bookId = Number(key.slice(0, key.indexOf('|')));
-        let d = deltas.get(bookId);
-        if (!d) deltas.set(bookId, (d = { days: new FlowDelta(), months: new FlowDelta() }));
-        const folded = segments.filter((s) => s.id <= from);
-        d.days.add(folded, -1, dayOf, { links: true });
-        d.days.add(segments, 1, dayOf, { links: true });
-        d.months.add(folded, -1, monthOf);
-        d.months.add(segments, 1, monthOf);
-      }
-      for (const [bookId, d] of deltas) {
-        await this.write(q, tx, bookId, d.days, 'flow_day_rollups');
-        await this.write(q, tx, bookId, d.months, 'flow_month_rollups');
-      }
-      await tx.execute(sql`update analytics_rollup_state set watermark = ${bound}, updated_at = now() where name = ${STATE}`);
-      return bound - from;
-    });
-  }
-
-  private async write(q: Run, tx: { execute: (query: ReturnType<typeof sql>) => Promise<unknown> }, bookId: number, d: FlowDelta, tableName: string): Promise<void> {
-    const table = sql.identifier(tableName);
-    // A move whose count did not change was in the visit's folded contribution already, and so was its reader.
-    for (const c of d.cells.values()) if (c.moves === 0) c.readers = null;
-    const cells = [...d.cells.values()].filter((c) => c.views || c.entries || c.exits || c.moves);
-    for (let i = 0; i < cells.length; i += 500) {
-      const chunk = cells.slice(i, i + 500);
-      // Sketches merge (under the state lock, no other fold runs): read the stored ones of the cells that add readers.
-      const withReaders = chunk.filter((c) => c.readers);
-      if (withReaders.length > 0) {
-        const keys = sql.join(withReaders.map((c) => sql`(${c.day}::date, ${c.from}::int, ${c.to}::int)`), sql`, `);
-        const stored = await q<{ day: string; from_page: unknown; to_page: unknown; readers: string | null }>(sql`
-          select day::text as day, from_page, to_page, readers from ${table}
-          where book_id = ${bookId} and (day, from_page, to_page) in (${keys}) and readers is not null`);
-        for (const s of stored) {
-          const c = d.cells.get(`${s.day}|${num(s.from_page)}|${num(s.to_page)}`);
-          if (c?.readers && s.readers) mergeSketch(c.readers, s.readers);
+      const batch = await claimBatch(tx, STATE, this.batchRows, this.settleMs);
+      if (!batch) return 0;
+      // The window's sort and the groupings hold a batch's segments in memory (the default 4 MB spilled them to disk).
+      await tx.execute(sql`set local work_mem = '64MB'`);
+      const rows = await q<DeltaRow>(foldDeltas(batch.from, batch.bound));
+      const cells: Record<'d' | 'm', unknown[]> = { d: [], m: [] };
+      const links: unknown[] = [];
+      for (const r of rows) {
+        if (r.grain === 'l') {
+          links.push({ b: r.book_id, d: r.day, pd: r.prev_day, f: r.from_page, t: r.to_page, n: num(r.n) });
+          continue;
         }
+        let sketch: string | null = null;
+        if (r.readers) {
+          const registers = new Uint8Array(M);
+          for (const reader of r.readers) hllAdd(registers, reader);
+          if (r.stored) mergeSketch(registers, r.stored);
+          sketch = encodeSketch(registers);
+        }
+        cells[r.grain].push({ b: r.book_id, d: r.day, f: r.from_page, t: r.to_page, v: num(r.views), e: num(r.entries), x: num(r.exits), m: num(r.moves), r: sketch });
       }
-      const values = sql.join(chunk.map((c) => sql`(${bookId}, ${c.day}::date, ${c.from}, ${c.to}, ${c.views}, ${c.entries}, ${c.exits}, ${c.moves},
-        ${c.readers ? encodeSketch(c.readers) : null}::text)`), sql`, `);
-      await tx.execute(sql`
-        insert into ${table} as r (book_id, day, from_page, to_page, views, entries, exits, moves, readers) values ${values}
-        on conflict (book_id, day, from_page, to_page) do update set views = r.views + excluded.views, entries = r.entries + excluded.entries,
-          exits = r.exits + excluded.exits, moves = r.moves + excluded.moves, readers = coalesce(excluded.readers, r.readers)`);
-    }
-    const links = [...d.links.values()].filter((l) => l.n !== 0);
-    for (let i = 0; i < links.length; i += 500) {
-      const values = sql.join(links.slice(i, i + 500).map((l) => sql`(${bookId}, ${l.day}::date, ${l.prevDay}::date, ${l.from}, ${l.to}, ${l.n})`), sql`, `);
-      await tx.execute(sql`
-        insert into flow_day_links as r (book_id, day, prev_day, from_page, to_page, n) values ${values}
-        on conflict (book_id, day, prev_day, from_page, to_page) do update set n = r.n + excluded.n`);
-    }
+      if (rows.length > 0) {
+        const upsert = (table: string, json: string) => sql`
+          insert into ${sql.identifier(table)} as r (book_id, day, from_page, to_page, views, entries, exits, moves, readers)
+          select x.b, x.d, x.f, x.t, x.v, x.e, x.x, x.m, x.r
+          from jsonb_to_recordset(${json}::jsonb) as x(b int, d date, f int, t int, v bigint, e bigint, x bigint, m bigint, r text)
+          on conflict (book_id, day, from_page, to_page) do update set views = r.views + excluded.views, entries = r.entries + excluded.entries,
+            exits = r.exits + excluded.exits, moves = r.moves + excluded.moves, readers = coalesce(excluded.readers, r.readers)`;
+        await tx.execute(sql`
+          with days as (${upsert('flow_day_rollups', JSON.stringify(cells.d))}),
+               months as (${upsert('flow_month_rollups', JSON.stringify(cells.m))})
+          insert into flow_day_links as r (book_id, day, prev_day, from_page, to_page, n)
+          select x.b, x.d, x.pd, x.f, x.t, x.n from jsonb_to_recordset(${JSON.stringify(links)}::jsonb) as x(b int, d date, pd date, f int, t int, n bigint)
+          on conflict (book_id, day, prev_day, from_page, to_page) do update set n = r.n + excluded.n`);
+      }
+      return finishBatch(tx, STATE, batch);
+    });
   }
 
   /** Runs steps until caught up (or `maxSteps`); answers the event ids moved past. */

@@ -7,6 +7,7 @@
  */
 import { sql, type SQL } from 'drizzle-orm';
 import type { Db, DbOrTx } from '../../platform/db/database.ts';
+import { SQL_STATE, sqlStateOf } from '../../platform/db/sql-state.ts';
 import { ERRORS } from '../../platform/errors.ts';
 import type { DateRange } from './date-range.ts';
 
@@ -36,14 +37,7 @@ export function filterConditions(alias: string, timeColumn: string, f: Analytics
   return sql.join(parts, sql` and `);
 }
 
-const QUERY_CANCELED = '57014';
-
-function isTimeout(error: unknown): boolean {
-  for (let e = error as { code?: string; cause?: unknown } | undefined, depth = 0; e && depth < 4; e = e.cause as typeof e, depth++) {
-    if (e.code === QUERY_CANCELED) return true;
-  }
-  return false;
-}
+const isTimeout = (error: unknown) => sqlStateOf(error) === SQL_STATE.queryCanceled;
 
 export class AnalyticsReader {
   readonly db: Db;

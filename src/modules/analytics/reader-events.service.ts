@@ -24,7 +24,9 @@
  */
 import { and, eq, inArray, sql } from 'drizzle-orm';
 import type { Db, DbOrTx } from '../../platform/db/database.ts';
+import { SQL_STATE, sqlStateOf } from '../../platform/db/sql-state.ts';
 import { ERRORS, type ErrorDetails } from '../../platform/errors.ts';
+import { books } from '../books/books.tables.ts';
 import { interactionEvents, leads, trackedLinks, viewers, viewEvents, type LeadFormField, type ViewEventRow } from './analytics.tables.ts';
 import { AUDIT_EVENT_TYPES, recordAuditEvents, type AuditEventType } from './audit.ts';
 import { UNKNOWN_PLACE, type Geography, type Geolocator } from './geography.ts';
@@ -205,8 +207,7 @@ export class ReaderEventsService {
   async ingest(origin: EventOrigin, batch: EventBatchInput): Promise<IngestResult> {
     this.check(batch.events, origin.book.pageCount);
     const now = origin.now ?? new Date();
-    const who = await this.identity(origin, batch.context);
-    const stored = await this.groups.submit({
+    const stored = await this.withIdentity(origin, batch.context, (who) => this.groups.submit({
       book: origin.book,
       sessionId: batch.session_id,
       who,
@@ -222,7 +223,7 @@ export class ReaderEventsService {
         metadata: event.metadata ? [event.metadata] : null,
         at: clampTime(event.at, now).toISOString(),
       })),
-    });
+    }));
     return { received: batch.events.length, stored };
   }
 
@@ -236,8 +237,7 @@ export class ReaderEventsService {
   async submitLead(origin: EventOrigin, fields: LeadFormField[], input: LeadSubmissionInput): Promise<{ stored: boolean }> {
     const values = checkLead(fields, input, origin.book.pageCount);
     const now = origin.now ?? new Date();
-    const who = await this.identity(origin, input.context);
-    return this.db.transaction(async (tx) => {
+    return this.withIdentity(origin, input.context, (who) => this.db.transaction(async (tx) => {
       // The address given in the form identifies the reader from now on (unless the gate already did).
       const formViewer = await ensureViewer(tx, origin.book.workspaceId, values.email, values.name || null);
       const view = await this.upsertView(tx, origin, input.session_id, { ...who, viewerId: who.viewerId ?? formViewer });
@@ -266,7 +266,27 @@ export class ReaderEventsService {
         metadata: { lead_id: lead!.id }, occurredAt: now,
       }]);
       return { stored: true };
-    });
+    }));
+  }
+
+  /**
+   * Stores with the session's identity, and answers a race with a deletion as
+   * the request would have been answered a moment later. The gate let the
+   * batch in and identity() resolved its viewer and tracked link before the
+   * transaction; if one of those rows went meanwhile, the insert breaks a
+   * foreign key. The book gone is a 404 (as the gate now says). A viewer or
+   * tracked link gone (a redaction, a deleted link) is resolved again and the
+   * batch stored once more, so nothing the reader sent is lost.
+   */
+  private async withIdentity<T>(origin: EventOrigin, context: Context, store: (who: SessionIdentity) => Promise<T>): Promise<T> {
+    try {
+      return await store(await this.identity(origin, context));
+    } catch (error) {
+      if (sqlStateOf(error) !== SQL_STATE.foreignKeyViolation) throw error;
+      const [book] = await this.db.select({ id: books.id }).from(books).where(eq(books.id, origin.book.id));
+      if (!book) throw ERRORS.notFound('Book');
+      return store(await this.identity(origin, context));
+    }
   }
 }
 

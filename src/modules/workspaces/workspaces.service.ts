@@ -7,6 +7,7 @@ import { displayPrefix, generateApiKey, keyMatches, keyMatchesHash, parseApiKey,
 import { isPlan, type Plan } from '../../platform/auth/plans.ts';
 import { isGrantableScope, type GrantedScope } from '../../platform/auth/scopes.ts';
 import type { Database, Db } from '../../platform/db/database.ts';
+import { SQL_STATE, sqlStateOf } from '../../platform/db/sql-state.ts';
 import { ERRORS } from '../../platform/errors.ts';
 import { apiKeys, workspaces, type ApiKeyRow, type Workspace } from './workspaces.tables.ts';
 
@@ -178,8 +179,7 @@ export class WorkspacesService {
           sp.update(workspaces).set({ name, slug, canRename: false, updatedAt: new Date() }).where(eq(workspaces.id, workspaceId)).returning());
         return { before, after: after! };
       } catch (error) {
-        const code = (error as { code?: string; cause?: { code?: string } }).cause?.code ?? (error as { code?: string }).code;
-        if (code === '23505') throw ERRORS.validation({ workspace_slug: [`The slug "${slug}" is taken by another workspace.`] });
+        if (sqlStateOf(error) === SQL_STATE.uniqueViolation) throw ERRORS.validation({ workspace_slug: [`The slug "${slug}" is taken by another workspace.`] });
         throw error;
       }
     });

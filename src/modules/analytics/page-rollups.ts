@@ -27,7 +27,7 @@
 import { sql } from 'drizzle-orm';
 import type { Db } from '../../platform/db/database.ts';
 import { rowsOf, num } from './analytics-sql.ts';
-import { claimBatch, finishBatch } from './rollup-batches.ts';
+import { claimBatch, finishBatch, foldPace, type FoldPace } from './rollup-batches.ts';
 
 const DAY_MS = 86_400_000;
 
@@ -157,10 +157,9 @@ export class PageRollups {
   readonly batchRows: number;
   readonly settleMs: number;
 
-  constructor(deps: { db: Db; batchRows?: number; settleMs?: number }) {
+  constructor(deps: { db: Db } & Partial<FoldPace>) {
     this.db = deps.db;
-    this.batchRows = deps.batchRows ?? 200_000;
-    this.settleMs = deps.settleMs ?? 10_000;
+    ({ batchRows: this.batchRows, settleMs: this.settleMs } = foldPace(deps));
   }
 
   /**

@@ -17,6 +17,14 @@ type Tx = { execute: (query: ReturnType<typeof sql>) => Promise<unknown> };
 
 export interface Batch { from: number; bound: number }
 
+/** How a fold walks the events: ids per batch, and how old a row must be before it is folded. */
+export interface FoldPace { batchRows: number; settleMs: number }
+
+/** 200,000 ids a batch (one transaction of a few seconds at most); rows younger than 10 s wait for the next run. */
+export function foldPace(options: Partial<FoldPace>): FoldPace {
+  return { batchRows: options.batchRows ?? 200_000, settleMs: options.settleMs ?? 10_000 };
+}
+
 /** Locks the state row `name` and answers the batch (from, bound] to fold, or null when caught up. */
 export async function claimBatch(tx: Tx, name: string, batchRows: number, settleMs: number): Promise<Batch | null> {
   await tx.execute(sql`insert into analytics_rollup_state (name) values (${name}) on conflict do nothing`);

@@ -11,35 +11,19 @@
  *   SERVER_NODE_OPTIONS="--cpu-prof --cpu-prof-dir=/tmp/prof" for a profile of each peer (Linux only: reads /proc).
  */
 import autocannon from 'autocannon';
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import os from 'node:os';
-import path from 'node:path';
-import { createInterface } from 'node:readline';
+import { API_SERVER, startPeer as startServer, stopPeer } from './peers.ts';
 
 const requests = Number(process.env.BENCH_REQUESTS ?? 20_000);
 const rounds = Number(process.env.BENCH_ROUNDS ?? 3);
 const modes = (process.env.BENCH_MODES ?? 'pglite,postgres,postgres-redis').split(',');
 const serverFlags = (process.env.SERVER_NODE_OPTIONS ?? '').split(' ').filter(Boolean);
-const server = path.join(import.meta.dirname, 'api-server.ts');
 process.env.DATABASE_URL ||= 'postgres://postgres@127.0.0.1:5432/test';
 const load = () => os.loadavg().map((l) => l.toFixed(1)).join(' ');
 
-async function startPeer(args: string[]): Promise<{ url: string; key: string; child: ChildProcess }> {
-  const child = spawn(process.execPath, [...serverFlags, server, ...args], { stdio: ['ignore', 'pipe', 'inherit'], env: process.env });
-  const line = await new Promise<string>((resolve, reject) => {
-    createInterface({ input: child.stdout! }).once('line', resolve);
-    child.once('exit', (code) => reject(new Error(`benchmark server exited with ${code}`)));
-  });
-  return { ...(JSON.parse(line) as { url: string; key: string }), child };
-}
-
-async function stopPeer(peer: { child: ChildProcess }): Promise<void> {
-  if (peer.child.exitCode !== null) return;
-  const exited = new Promise((r) => peer.child.once('exit', r));
-  peer.child.kill('SIGTERM');
-  await exited;
-}
+const startPeer = (args: string[]) => startServer(args, API_SERVER, serverFlags);
 
 /** User + system CPU time of a process, in µs (clock ticks of /proc/<pid>/stat). */
 function cpuMicros(pid: number): number {

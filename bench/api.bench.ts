@@ -11,31 +11,13 @@
  *   BENCH_MODES=pglite,postgres,postgres-redis,cluster (the default: all)
  */
 import autocannon from 'autocannon';
-import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
-import { createInterface } from 'node:readline';
 import { startCluster } from '../test/scale/cluster.ts';
+import { startPeer, stopPeer } from './peers.ts';
 
 const seconds = Number(process.env.BENCH_SECONDS ?? 10);
 const connections = 50;
-const server = path.join(import.meta.dirname, 'api-server.ts');
 process.env.DATABASE_URL ||= 'postgres://postgres@127.0.0.1:5432/test';
-
-async function startPeer(args: string[], script = server): Promise<{ url: string; key: string; child: ChildProcess }> {
-  const child = spawn(process.execPath, [script, ...args], { stdio: ['ignore', 'pipe', 'inherit'], env: process.env });
-  const line = await new Promise<string>((resolve, reject) => {
-    createInterface({ input: child.stdout! }).once('line', resolve);
-    child.once('exit', (code) => reject(new Error(`benchmark server exited with ${code}`)));
-  });
-  return { ...(JSON.parse(line) as { url: string; key: string }), child };
-}
-
-async function stopPeer(peer: { child: ChildProcess }): Promise<void> {
-  if (peer.child.exitCode !== null) return;
-  const exited = new Promise((r) => peer.child.once('exit', r));
-  peer.child.kill('SIGTERM');
-  await exited;
-}
 
 type Result = { rps: number; p99: number; errors: number };
 

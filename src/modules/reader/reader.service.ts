@@ -4,9 +4,10 @@
  * and the download. No HTTP here: reader.routes.ts adapts it.
  */
 import type { Readable } from 'node:stream';
-import { and, asc, eq, gte, lte, sql } from 'drizzle-orm';
+import { and, asc, eq, gte, inArray, lte, sql } from 'drizzle-orm';
 import { planAllows } from '../../platform/auth/plans.ts';
 import type { Config } from '../../platform/config/env.ts';
+import { BatchedLookup } from '../../platform/db/batched-lookup.ts';
 import type { Db } from '../../platform/db/database.ts';
 import type { Storage } from '../../platform/storage/storage.ts';
 import { DEFAULT_SETTINGS, effectiveStatus, readerDefaults } from '../books/books.settings.ts';
@@ -181,6 +182,7 @@ export class ReaderService {
   private readonly baseUrl: string;
   private readonly billingGraceMs: number;
   private readonly textBudget: number;
+  private readonly lookup: BatchedLookup<string, ReaderBook>;
 
   constructor(deps: { db: Db; storage: Storage; config: Readonly<Pick<Config, 'publicBaseUrl'>>; billingGraceMs?: number; textBudgetChars?: number }) {
     this.db = deps.db;
@@ -188,6 +190,7 @@ export class ReaderService {
     this.baseUrl = deps.config.publicBaseUrl;
     this.billingGraceMs = deps.billingGraceMs ?? DEFAULT_BILLING_GRACE_MS;
     this.textBudget = deps.textBudgetChars ?? DEFAULT_TEXT_BUDGET;
+    this.lookup = new BatchedLookup((randomIds) => this.load(randomIds));
   }
 
   readerUrl(randomId: string): string {
@@ -206,19 +209,27 @@ export class ReaderService {
     return [...origins];
   }
 
+  /** The book at a public id, as the reader sees it; the look-ups of one event-loop turn share one query (batched-lookup.ts). */
   async find(randomId: string): Promise<ReaderBook | null> {
     if (!RANDOM_ID.test(randomId)) return null;
-    const [found] = await this.db
+    const found = await this.lookup.get(randomId);
+    if (!found) return null;
+    // Each caller gets its own settings object: the rows are shared by the requests of the turn.
+    return { ...found, settings: { ...found.settings } };
+  }
+
+  private async load(randomIds: string[]): Promise<Map<string, ReaderBook>> {
+    const rows = await this.db
       .select({ row: books, publisher: workspaces.name, plan: workspaces.plan })
       .from(books)
       .innerJoin(workspaces, eq(workspaces.id, books.workspaceId))
-      .where(eq(books.randomId, randomId))
-      .limit(1);
-    if (!found) return null;
-    const settings = { ...DEFAULT_SETTINGS, ...found.row.settings };
-    // Plans that cannot remove the badge always show it (as the Book record says).
-    if (!planAllows(found.plan, 'remove_made_with_badge')) settings.made_with_badge_enabled = true;
-    return { row: found.row, settings, publisher: found.publisher, plan: found.plan };
+      .where(randomIds.length === 1 ? eq(books.randomId, randomIds[0]!) : inArray(books.randomId, randomIds));
+    return new Map(rows.map((found) => {
+      const settings = { ...DEFAULT_SETTINGS, ...found.row.settings };
+      // Plans that cannot remove the badge always show it (as the Book record says).
+      if (!planAllows(found.plan, 'remove_made_with_badge')) settings.made_with_badge_enabled = true;
+      return [found.row.randomId, { row: found.row, settings, publisher: found.publisher, plan: found.plan }];
+    }));
   }
 
   availability(book: ReaderBook | null, now = new Date()): Availability {

@@ -1,6 +1,6 @@
 /**
  * Where a page's conversion time goes, and what each way of drawing it costs
- * in fidelity: `node bench/render-profile.ts [--variants a,b] [--max-pages N] [files…]`.
+ * in fidelity: `node bench/render-profile.ts [--variants a,b] [--max-pages N] [--exact-ref] [files…]`.
  *
  * One process, one thread, no pool: each corpus PDF is opened with pdf.js once
  * per variant and every page is drawn, downscaled to 1024 and 320 px and
@@ -10,7 +10,11 @@
  * compared (SSIM, ssim.js defaults, not timed) with pdftoppm at the same
  * width, as bench:convert does, so a variant's speed and fidelity come from
  * the same run. mutool draw -r 150 is timed over the same pages (its CPU
- * time, from the child's rusage) as the yardstick.
+ * time, from the child's rusage) as the yardstick. --exact-ref draws each
+ * reference at exactly our image's size instead: pdftoppm -scale-to-x 1024
+ * rounds the height up (1326 px for Letter) where our renditions round to
+ * nearest (1325), and resizing the reference by that one row costs a sharp
+ * image more SSIM than a soft one.
  *
  * Variants (the supersampling factor of the render, then what scales it down):
  *   s2       render at 2x the 1024 px output (2048 px), Skia 'medium' downscale
@@ -21,10 +25,18 @@
  *   p1, p1.5, p2  PDFium (WebAssembly, @hyzyla/pdfium, MIT) at 1x/1.5x/2x, sharp's resize to
  *            1024 and 320 px; the text still from pdf.js (timed as `text`, without a pdf.js
  *            render before it). Not a dependency: `npm install --no-save @hyzyla/pdfium` first.
+ *   m1, m1.5, m2  MuPDF (`mutool run bench/mutool-raster.mujs`, one long-lived process per
+ *            document) at 1x/1.5x/2x of 1024 px, into a PAM file per page; sharp's resize
+ *            of the RGB pixels to the smaller widths; the text from pdf.js as for PDFium. The
+ *            mutool child's CPU time is its /proc/<pid>/task/<tid>/schedstat run time (ns),
+ *            read before and after each page, and counts in `render`.
+ *   m1.5l, m2l  the same with sharp's linear kernel instead of lanczos3 (softer, cheaper).
  */
 import { execFile, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
-import { mkdtemp, readFile, readdir, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, readdir, rm, unlink } from 'node:fs/promises';
+import { readdirSync, readFileSync } from 'node:fs';
+import { createInterface } from 'node:readline';
 import { createRequire } from 'node:module';
 import { loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
@@ -45,6 +57,9 @@ const { values: args, positionals } = parseArgs({
     variants: { type: 'string', default: 's2,s1.5,s1.25,s1,s1q,s1m' },
     'max-pages': { type: 'string', default: '1000' },
     'no-ssim': { type: 'boolean', default: false },
+    // The reference drawn by pdftoppm at exactly our image's width and height (-scale-to-x W
+    // -scale-to-y H), instead of at 1024 px wide with poppler's own height, then resized.
+    'exact-ref': { type: 'boolean', default: false },
   },
 });
 const maxPages = Number(args['max-pages']);
@@ -56,7 +71,7 @@ const requireFromPdfjs = createRequire(createRequire(import.meta.url).resolve('p
 const { createCanvas } = requireFromPdfjs('@napi-rs/canvas') as typeof NapiCanvas;
 sharp.concurrency(1);
 
-interface Variant { name: string; factor: number; quality?: 'low' | 'medium' | 'high'; pdfium?: boolean }
+interface Variant { name: string; factor: number; quality?: 'low' | 'medium' | 'high'; pdfium?: boolean; mutool?: boolean; kernel?: 'linear' | 'cubic' | 'lanczos3' }
 const VARIANTS: Record<string, Variant> = {
   s2: { name: 's2', factor: 2 },
   's1.5': { name: 's1.5', factor: 1.5 },
@@ -67,7 +82,28 @@ const VARIANTS: Record<string, Variant> = {
   p1: { name: 'p1', factor: 1, pdfium: true },
   'p1.5': { name: 'p1.5', factor: 1.5, pdfium: true },
   p2: { name: 'p2', factor: 2, pdfium: true },
+  m1: { name: 'm1', factor: 1, mutool: true },
+  'm1.5': { name: 'm1.5', factor: 1.5, mutool: true },
+  m2: { name: 'm2', factor: 2, mutool: true },
+  'm1.5l': { name: 'm1.5l', factor: 1.5, mutool: true, kernel: 'linear' },
+  m2l: { name: 'm2l', factor: 2, mutool: true, kernel: 'linear' },
 };
+const MUTOOL_SCRIPT = path.resolve(import.meta.dirname, 'mutool-raster.mujs');
+
+/** CPU time (ms) of every thread of a process so far, from the scheduler's own accounting. */
+function processCpuMs(pid: number): number {
+  let ns = 0;
+  for (const tid of readdirSync(`/proc/${pid}/task`)) ns += Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0]);
+  return ns / 1e6;
+}
+
+/** Decodes a binary PAM (P7) file: header lines up to ENDHDR, then the samples. */
+function parsePam(file: Buffer): { width: number; height: number; channels: number; data: Buffer } {
+  const end = file.indexOf('ENDHDR\n');
+  const header = file.subarray(0, end).toString('latin1');
+  const field = (name: string) => Number(new RegExp(`${name} (\\d+)`).exec(header)?.[1]);
+  return { width: field('WIDTH'), height: field('HEIGHT'), channels: field('DEPTH'), data: file.subarray(end + 7) };
+}
 
 /** The parts of @hyzyla/pdfium used here (not a dependency, so not typed by the package). */
 interface PdfiumPage { getOriginalSize(): { originalWidth: number; originalHeight: number }; render(o: { scale: number; render: 'bitmap' }): Promise<{ width: number; height: number; data: Uint8Array }> }
@@ -89,16 +125,31 @@ const cpu = () => {
 interface Totals { pages: number; render: number; flush: number; text: number; downscale: number; encode: number; ssimSum: number; ssimCount: number }
 const blank = (): Totals => ({ pages: 0, render: 0, flush: 0, text: 0, downscale: 0, encode: 0, ssimSum: 0, ssimCount: 0 });
 
-async function references(file: string): Promise<{ dir: string; digits: number } | null> {
+interface References { dir: string; digits: number; file: string }
+
+async function references(file: string): Promise<References | null> {
   if (args['no-ssim']) return null;
   const password = PASSWORDS[path.basename(file)];
   const dir = await mkdtemp(path.join(tmpdir(), 'flipbook-profile-ref-'));
   await run('pdftoppm', ['-scale-to-x', '1024', '-scale-to-y', '-1', '-l', String(maxPages), '-png', ...(password ? ['-upw', password] : []), file, path.join(dir, 'p')], { maxBuffer: 16 << 20 }).catch(() => undefined);
   const refs = (await readdir(dir)).sort();
-  return { dir, digits: refs[0] ? /-(\d+)\.png$/.exec(refs[0])![1]!.length : 1 };
+  return { dir, digits: refs[0] ? /-(\d+)\.png$/.exec(refs[0])![1]!.length : 1, file };
 }
 
-async function pageSsim(webp: Buffer, ref: string): Promise<number | null> {
+async function pageSsim(webp: Buffer, refs: References, n: number): Promise<number | null> {
+  let ref = path.join(refs.dir, `p-${String(n).padStart(refs.digits, '0')}.png`);
+  if (args['exact-ref']) {
+    const { width, height } = await sharp(webp).metadata();
+    const stem = path.join(refs.dir, `e-${n}-${width}x${height}`);
+    ref = `${stem}.png`;
+    const password = PASSWORDS[path.basename(refs.file)];
+    const draw = (w: number, h: number) => run('pdftoppm', ['-f', String(n), '-l', String(n), '-scale-to-x', String(w), '-scale-to-y', String(h), '-singlefile', '-png', ...(password ? ['-upw', password] : []), refs.file, stem]).catch(() => undefined);
+    if (!existsSync(ref)) {
+      await draw(width!, height!);
+      // pdftoppm sizes a /Rotate 90 or 270 page before turning it: ask again the other way round.
+      if (existsSync(ref) && (await sharp(ref).metadata()).width !== width) await draw(height!, width!);
+    }
+  }
   if (!existsSync(ref)) return null;
   const a = await sharp(webp).flatten({ background: '#ffffff' }).ensureAlpha().raw().toBuffer({ resolveWithObject: true });
   const b = await sharp(ref).flatten({ background: '#ffffff' }).resize(a.info.width, a.info.height, { fit: 'fill' }).ensureAlpha().raw().toBuffer();
@@ -106,7 +157,7 @@ async function pageSsim(webp: Buffer, ref: string): Promise<number | null> {
   return ssim(image(a.data), image(b)).mssim;
 }
 
-async function profilePdfium(file: string, variant: Variant, refs: { dir: string; digits: number } | null, totals: Totals): Promise<void> {
+async function profilePdfium(file: string, variant: Variant, refs: References | null, totals: Totals): Promise<void> {
   const password = PASSWORDS[path.basename(file)];
   const bytes = await readFile(file);
   const library = await pdfium();
@@ -146,7 +197,7 @@ async function profilePdfium(file: string, variant: Variant, refs: { dir: string
       totals.encode += t2 - t;
       totals.pages++;
       if (refs) {
-        const value = await pageSsim(webps[0]!, path.join(refs.dir, `p-${String(n).padStart(refs.digits, '0')}.png`)).catch(() => null);
+        const value = await pageSsim(webps[0]!, refs, n).catch(() => null);
         if (value !== null) {
           totals.ssimSum += value;
           totals.ssimCount++;
@@ -159,8 +210,84 @@ async function profilePdfium(file: string, variant: Variant, refs: { dir: string
   }
 }
 
-async function profile(file: string, variant: Variant, refs: { dir: string; digits: number } | null, totals: Totals): Promise<void> {
+async function profileMutool(file: string, variant: Variant, refs: References | null, totals: Totals): Promise<void> {
+  const password = PASSWORDS[path.basename(file)] ?? '';
+  const out = await mkdtemp(path.join(tmpdir(), 'flipbook-profile-mu-'));
+  let t = cpu();
+  // stdbuf: mutool's print() is block-buffered on a pipe; each answer line must arrive at once.
+  const child = spawn('stdbuf', ['-oL', 'mutool', 'run', MUTOOL_SCRIPT, file], { stdio: ['pipe', 'pipe', 'pipe'] });
+  child.stderr.resume();
+  const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
+  const next = async () => ((await lines.next()).value as string | undefined) ?? 'eof';
+  const pid = child.pid!;
+  child.stdin.write(`${JSON.stringify(password)}\n`);
+  const opened = await next();
+  const doc = await getDocument(pdfjsDocumentOptions(new Uint8Array(await readFile(file)), password || undefined, 2 ** 26)).promise;
+  let childMs = processCpuMs(pid);
+  totals.render += cpu() - t + childMs;
+  try {
+    if (!opened.startsWith('open ')) return;
+    const count = Math.min(doc.numPages, maxPages);
+    for (let n = 1; n <= count; n++) {
+      t = cpu();
+      const page = await doc.getPage(n).catch(() => null);
+      if (!page) continue;
+      const base = page.getViewport({ scale: 1 });
+      const size = fitRenderSize(base.width, base.height, Math.round(1024 * variant.factor), 2048 * 2048 * 6);
+      const target = path.join(out, `p${n}-%d.pam`);
+      child.stdin.write(`${JSON.stringify({ n, w: size.width, h: size.height, out: target })}\n`);
+      const answer = await next();
+      const pamPath = target.replace('%d', '1');
+      const pam = answer.startsWith('done ') ? parsePam(await readFile(pamPath)) : null;
+      await unlink(pamPath).catch(() => undefined);
+      const childNow = processCpuMs(pid);
+      let t2 = cpu();
+      totals.render += t2 - t + (childNow - childMs);
+      childMs = childNow;
+      t = t2;
+      normaliseTextContent(await page.getTextContent(), base);
+      page.cleanup();
+      t2 = cpu();
+      totals.text += t2 - t;
+      t = t2;
+      if (!pam) continue;
+      // Each width from the next larger one, as the canvas path does.
+      const outs: { width: number; height: number; data: Buffer }[] = [];
+      let previous = { width: pam.width, height: pam.height, data: pam.data };
+      for (const width of [1024, 320]) {
+        const want = renditionSize(base.width, base.height, width, 2048 * 2048 * 6);
+        if (want.width !== previous.width || want.height !== previous.height) {
+          const raw = { raw: { width: previous.width, height: previous.height, channels: 3 as const } };
+          previous = { ...want, data: await sharp(previous.data, raw).resize(want.width, want.height, { fit: 'fill', kernel: variant.kernel ?? 'lanczos3' }).raw().toBuffer() };
+        }
+        outs.push(previous);
+      }
+      t2 = cpu();
+      totals.downscale += t2 - t;
+      t = t2;
+      const webps = await Promise.all(outs.map((o) => sharp(o.data, { raw: { width: o.width, height: o.height, channels: 3 } }).webp({ quality: 80, effort: 0, smartSubsample: false }).toBuffer()));
+      t2 = cpu();
+      totals.encode += t2 - t;
+      totals.pages++;
+      if (refs) {
+        const value = await pageSsim(webps[0]!, refs, n).catch(() => null);
+        if (value !== null) {
+          totals.ssimSum += value;
+          totals.ssimCount++;
+        }
+      }
+    }
+  } finally {
+    child.stdin.end();
+    await new Promise((resolve) => child.once('close', resolve));
+    await doc.destroy();
+    await rm(out, { recursive: true, force: true });
+  }
+}
+
+async function profile(file: string, variant: Variant, refs: References | null, totals: Totals): Promise<void> {
   if (variant.pdfium) return profilePdfium(file, variant, refs, totals);
+  if (variant.mutool) return profileMutool(file, variant, refs, totals);
   const password = PASSWORDS[path.basename(file)];
   const doc = await getDocument(pdfjsDocumentOptions(new Uint8Array(await readFile(file)), password, 2 ** 26)).promise;
   try {
@@ -219,7 +346,7 @@ async function profile(file: string, variant: Variant, refs: { dir: string; digi
       page.cleanup();
       totals.pages++;
       if (refs) {
-        const value = await pageSsim(webps[0]!, path.join(refs.dir, `p-${String(n).padStart(refs.digits, '0')}.png`)).catch(() => null);
+        const value = await pageSsim(webps[0]!, refs, n).catch(() => null);
         if (value !== null) {
           totals.ssimSum += value;
           totals.ssimCount++;

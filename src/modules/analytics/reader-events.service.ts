@@ -22,7 +22,8 @@
  * No HTTP here: the caller has passed the reader gate, filtered bots and
  * counted rate limits (reader-events.routes.ts).
  */
-import { and, eq, inArray, sql } from 'drizzle-orm';
+import { eq, inArray, sql } from 'drizzle-orm';
+import { BatchedLookup } from '../../platform/db/batched-lookup.ts';
 import type { Db, DbOrTx } from '../../platform/db/database.ts';
 import { SQL_STATE, sqlStateOf } from '../../platform/db/sql-state.ts';
 import { ERRORS, type ErrorDetails } from '../../platform/errors.ts';
@@ -31,7 +32,7 @@ import { interactionEvents, leads, trackedLinks, viewers, viewEvents, type LeadF
 import { AUDIT_EVENT_TYPES, recordAuditEvents, type AuditEventType } from './audit.ts';
 import { UNKNOWN_PLACE, type Geography, type Geolocator } from './geography.ts';
 import { MAX_SESSION_MS, type EventBatchInput, type InteractionEventType, type LeadSubmissionInput, type ReaderEventInput } from './reader-events.schemas.ts';
-import { ensureViewer } from './viewers.ts';
+import { ensureViewer, ensureViewers } from './viewers.ts';
 import { rowsOf } from './analytics-sql.ts';
 import { GroupCommit, type GroupCommitStats } from './ingest-groups.ts';
 
@@ -128,10 +129,14 @@ export class ReaderEventsService {
   private readonly db: Db;
   private readonly geo: Geolocator;
   private readonly groups: GroupCommit<PendingBatch, number>;
+  private readonly trackedLinks: BatchedLookup<string, number>;
+  private readonly gateViewers: BatchedLookup<string, number>;
 
   constructor(deps: { db: Db; geolocator: Geolocator; grouping?: IngestGrouping }) {
     this.db = deps.db;
     this.geo = deps.geolocator;
+    this.trackedLinks = new BatchedLookup((keys) => this.loadTrackedLinks(keys));
+    this.gateViewers = new BatchedLookup((keys) => this.ensureGateViewers(keys));
     const grouping = deps.grouping ?? PGLITE_GROUPING;
     this.groups = new GroupCommit({
       key: (batch) => viewKey(batch.book.id, batch.sessionId),
@@ -165,19 +170,36 @@ export class ReaderEventsService {
     if (Object.keys(details).length > 0) throw ERRORS.validation(details);
   }
 
-  /** Resolved before the transaction, so it stays short (and PGlite's one connection is never asked twice at once). */
+  /**
+   * Resolved before the transaction, so it stays short (and PGlite's one
+   * connection is never asked twice at once). The tracked links and gate
+   * viewers of the batches arriving in one event-loop turn are each read or
+   * created with one statement (BatchedLookup): a newsletter's readers all
+   * come through the same link at once.
+   */
   private async identity(origin: EventOrigin, context: Context): Promise<SessionIdentity> {
     const [trackedLinkId, place, viewerId] = await Promise.all([
-      context?.tl ? this.trackedLinkId(origin.book.id, context.tl) : null,
+      context?.tl ? this.trackedLinks.get(`${origin.book.id}:${context.tl}`).then((id) => id ?? null) : null,
       this.geo.locate(origin.ip).catch(() => UNKNOWN_PLACE),
-      origin.viewerEmail ? ensureViewer(this.db, origin.book.workspaceId, origin.viewerEmail) : null,
+      origin.viewerEmail ? this.gateViewers.get(`${origin.book.workspaceId}:${origin.viewerEmail.trim().toLowerCase()}`).then((id) => id!) : null,
     ]);
     return { trackedLinkId, place, viewerId, fromEmbedded: context?.embedded === true, sourceHost: hostOf(context?.referrer, origin.ownHost) };
   }
 
-  private async trackedLinkId(bookId: number, slug: string): Promise<number | null> {
-    const [row] = await this.db.select({ id: trackedLinks.id }).from(trackedLinks).where(and(eq(trackedLinks.bookId, bookId), eq(trackedLinks.slug, slug)));
-    return row?.id ?? null;
+  /** Tracked link ids by "bookId:slug" (a slug has no colon). */
+  private async loadTrackedLinks(keys: string[]): Promise<Map<string, number>> {
+    const wanted = JSON.stringify(keys.map((key) => { const at = key.indexOf(':'); return { b: Number(key.slice(0, at)), s: key.slice(at + 1) }; }));
+    const rows = rowsOf<{ book_id: unknown; slug: string; id: unknown }>(await this.db.execute(sql`
+      select t.book_id, t.slug, t.id from jsonb_to_recordset(${wanted}::jsonb) as k(b int, s text)
+      join ${trackedLinks} t on t.book_id = k.b and t.slug = k.s`));
+    return new Map(rows.map((r) => [`${Number(r.book_id)}:${r.slug}`, Number(r.id)]));
+  }
+
+  /** Viewer ids by "workspaceId:address", created when new (ensureViewer for many addresses in one statement). */
+  private async ensureGateViewers(keys: string[]): Promise<Map<string, number>> {
+    const wanted = keys.map((key) => { const at = key.indexOf(':'); return { workspaceId: Number(key.slice(0, at)), email: key.slice(at + 1) }; });
+    const rows = await ensureViewers(this.db, wanted);
+    return new Map(rows.map((r) => [`${r.workspaceId}:${r.email}`, r.id]));
   }
 
   /** Creates the session's view event or locks the existing one (the upsert holds the row until the transaction ends). */

@@ -371,10 +371,11 @@ export class FlowRollups {
       }
     };
 
-    // Sums in SQL; the sketches of the moves merged here (one per day and move).
-    const rolled = await run<{ from_page: unknown; to_page: unknown; views: unknown; entries: unknown; exits: unknown; moves: unknown; sketches: string[] | null }>(sql`
+    // Sums in SQL; the sketches of the moves merged here (one per day and move). They come joined by commas in one text
+    // per move (base64 has none): a text[] of 1,200 sketches of 2.7 KB took node-postgres's array parser 350 ms a request.
+    const rolled = await run<{ from_page: unknown; to_page: unknown; views: unknown; entries: unknown; exits: unknown; moves: unknown; sketches: string | null }>(sql`
       select from_page, to_page, sum(views) as views, sum(entries) as entries, sum(exits) as exits, sum(moves) as moves,
-             array_agg(readers) filter (where readers is not null) as sketches
+             string_agg(readers, ',') filter (where readers is not null) as sketches
       from (${sql.join(spans.map((span) => sql`select from_page, to_page, views, entries, exits, moves, readers from ${sql.identifier(span.table)}
         where book_id = ${bookId} ${span.from ? sql`and day >= ${span.from}::date` : sql``} ${span.to ? sql`and day < ${span.to}::date` : sql``}`), sql` union all `)}) x
       group by from_page, to_page`);
@@ -389,7 +390,7 @@ export class FlowRollups {
       } else {
         const m = move(from, to);
         m.count += num(r.moves);
-        for (const s of r.sketches ?? []) mergeSketch(m.readers, s);
+        if (r.sketches) for (const s of r.sketches.split(',')) mergeSketch(m.readers, s);
       }
     }
     // Runs of one visit on two days both in the range are one run again, except inside a month the month rows hold whole.

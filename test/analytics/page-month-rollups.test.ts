@@ -70,4 +70,31 @@ describe('page-performance month rollups', () => {
     await svc.runtime.services.analytics.rollups.catchUp();
     await check({ date: '2026-02-25,2026-04-05' }, '2026-02-25T00:00:00Z', '2026-04-06T00:00:00Z');
   });
+
+  it('reads a range that ends after now (the presets) as open, the month so far from its month row', async (t) => {
+    const now = Date.now();
+    const hour = 3_600_000;
+    // Every 3 hours over the last 45 days, the last one an hour ago: nothing lies after now, as the ingest guarantees.
+    await insertSegments(10_001, 360, new Date(now - hour - 359 * 3 * hour).toISOString(), 3 * 3600);
+    await svc.runtime.services.analytics.rollups.catchUp();
+    await insertSegments(20_001, 5, new Date(now - 30 * 60_000).toISOString(), 60); // above the watermarks
+    const today = new Date(Math.floor(now / 86_400_000) * 86_400_000);
+    const from = new Date(today.getTime() - 29 * 86_400_000).toISOString();
+    const to = new Date(today.getTime() + 86_400_000).toISOString();
+    await check({ date: '30d' }, from, to);
+    await check({ date: 'today' }, today.toISOString(), to);
+    // A range that ended before now is not opened: yesterday's answer does not include today's segments.
+    const yesterday = new Date(today.getTime() - 86_400_000).toISOString().slice(0, 10);
+    await check({ date: yesterday }, new Date(today.getTime() - 86_400_000).toISOString(), today.toISOString());
+    const month = `${today.toISOString().slice(0, 7)}-01`;
+    if (now - Date.parse(month) < 6 * hour) return t.diagnostic(`${month} began less than 6 hours ago: no segment of this month to change yet`);
+    // The current month's row answers for it: a change to it shows (before, its days came from the day rows).
+    const db = svc.runtime.database.db;
+    const page1 = async () => (await svc.request('GET', '/v1/analytics/page-performance', { key: ws.key, query: { book_id: book.randomId, date: '30d' } })).body.data[0].total_active_ms as number;
+    const honest = await page1();
+    await db.execute(sql`update page_month_rollups set total_ms = total_ms + 1000 where book_id = ${book.id} and day = ${month}::date and page_number = 1`);
+    const tampered = await page1();
+    await db.execute(sql`update page_month_rollups set total_ms = total_ms - 1000 where book_id = ${book.id} and day = ${month}::date and page_number = 1`);
+    assert.equal(tampered, honest + 1000);
+  });
 });

@@ -41,7 +41,7 @@ import { sql } from 'drizzle-orm';
 import type { Db } from '../../platform/db/database.ts';
 import { rowsOf, num } from './analytics-sql.ts';
 import { hllAdd, hllCount, hllMerge, readerKeySql } from './page-rollups.ts';
-import { claimBatch, finishBatch, foldPace, type FoldPace } from './rollup-batches.ts';
+import { claimBatch, finishBatch, foldPace, openEndIfFuture, type FoldPace } from './rollup-batches.ts';
 
 const STATE = 'page_flow';
 const DAY_MS = 86_400_000;
@@ -317,7 +317,8 @@ export class FlowRollups {
    * UTC days at the edges) taken from the raw rows; null when the range
    * holds no whole UTC day. `run` executes inside the caller's read transaction.
    */
-  async flowTotals(run: Run, bookId: number, range: { from: Date | null; to: Date | null }): Promise<FlowTotals | null> {
+  async flowTotals(run: Run, bookId: number, asked: { from: Date | null; to: Date | null }): Promise<FlowTotals | null> {
+    const range = openEndIfFuture(asked);
     const fullFrom = range.from ? new Date(Math.ceil(range.from.getTime() / DAY_MS) * DAY_MS) : null;
     const fullTo = range.to ? new Date(Math.floor(range.to.getTime() / DAY_MS) * DAY_MS) : null;
     if (fullFrom && fullTo && fullFrom >= fullTo) return null;

@@ -27,7 +27,7 @@
 import { sql } from 'drizzle-orm';
 import type { Db } from '../../platform/db/database.ts';
 import { rowsOf, num } from './analytics-sql.ts';
-import { claimBatch, finishBatch, foldPace, type FoldPace } from './rollup-batches.ts';
+import { claimBatch, finishBatch, foldPace, openEndIfFuture, type FoldPace } from './rollup-batches.ts';
 
 const DAY_MS = 86_400_000;
 
@@ -235,8 +235,9 @@ export class PageRollups {
    */
   async pageTotals(
     run: <T>(query: ReturnType<typeof sql>) => Promise<T[]>,
-    bookId: number, range: { from: Date | null; to: Date | null }, pageNumber: number | undefined,
+    bookId: number, asked: { from: Date | null; to: Date | null }, pageNumber: number | undefined,
   ): Promise<Map<number, PageTotals> | null> {
+    const range = openEndIfFuture(asked);
     const fullFrom = range.from ? new Date(Math.ceil(range.from.getTime() / DAY_MS) * DAY_MS) : null;
     const fullTo = range.to ? new Date(Math.floor(range.to.getTime() / DAY_MS) * DAY_MS) : null;
     if (fullFrom && fullTo && fullFrom >= fullTo) return null;

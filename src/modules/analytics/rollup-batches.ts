@@ -46,3 +46,18 @@ export async function finishBatch(tx: Tx, name: string, batch: Batch): Promise<n
   await tx.execute(sql`update analytics_rollup_state set watermark = ${batch.bound}, updated_at = now() where name = ${name}`);
   return batch.bound - batch.from;
 }
+
+/** Clock difference between service processes that the open-end rule below tolerates. */
+const CLOCK_MARGIN_MS = 5 * 60_000;
+
+/**
+ * The range a rollup read may use: the ingest stores every event at or
+ * before its process's clock (clampTime in reader-events.service.ts), so no
+ * event lies after now, and a range ending later than now (every preset ends
+ * with today) holds what the open range from its start holds. Read open, the
+ * month so far comes from its one month row per page instead of a row per
+ * day (30 days: about 9 day rows and a month row per page, not 31 day rows).
+ */
+export function openEndIfFuture<R extends { to: Date | null }>(range: R, now = Date.now()): R {
+  return range.to !== null && range.to.getTime() > now + CLOCK_MARGIN_MS ? { ...range, to: null } : range;
+}

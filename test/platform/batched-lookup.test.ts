@@ -22,7 +22,7 @@ describe('BatchedLookup', () => {
     const lookup = new BatchedLookup<string, number>(async (keys) => {
       loads.push([...keys]);
       return new Map(keys.filter((k) => table.has(k)).map((k) => [k, table.get(k)!]));
-    });
+    }, (k) => k);
     const answers = await Promise.all(['a', 'b', 'a', 'x', 'b'].map((k) => lookup.get(k)));
     assert.deepEqual(answers, [1, 2, 1, undefined, 2]);
     assert.deepEqual(loads, [['a', 'b', 'x']]);
@@ -31,12 +31,24 @@ describe('BatchedLookup', () => {
     assert.equal(loads.length, 2);
   });
 
+  it('reads equal structured keys once, by the name idOf gives them', async () => {
+    const loads: { bookId: number; slug: string }[][] = [];
+    const id = (k: { bookId: number; slug: string }) => `${k.bookId}:${k.slug}`;
+    const lookup = new BatchedLookup(async (keys: { bookId: number; slug: string }[]) => {
+      loads.push(keys);
+      return new Map(keys.map((k) => [id(k), k.slug.length]));
+    }, id);
+    const answers = await Promise.all([{ bookId: 1, slug: 'spring' }, { bookId: 2, slug: 'spring' }, { bookId: 1, slug: 'spring' }].map((k) => lookup.get(k)));
+    assert.deepEqual(answers, [6, 6, 6]);
+    assert.deepEqual(loads, [[{ bookId: 1, slug: 'spring' }, { bookId: 2, slug: 'spring' }]]);
+  });
+
   it('fails every caller of a turn whose load fails, and recovers on the next', async () => {
     let fail = true;
     const lookup = new BatchedLookup<string, number>(async (keys) => {
       if (fail) throw new Error('database down');
       return new Map(keys.map((k) => [k, k.length]));
-    });
+    }, (k) => k);
     const results = await Promise.allSettled([lookup.get('a'), lookup.get('bb')]);
     assert.deepEqual(results.map((r) => r.status), ['rejected', 'rejected']);
     fail = false;

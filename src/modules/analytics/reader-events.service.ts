@@ -125,18 +125,22 @@ export interface IngestGrouping {
 export const POSTGRES_GROUPING: IngestGrouping = { groupsInFlight: 2, maxBatches: 200, maxEvents: 4000 };
 export const PGLITE_GROUPING: IngestGrouping = { groupsInFlight: 1, maxBatches: 20, maxEvents: 400 };
 
+/** Names of the batched look-ups' keys (BatchedLookup reads each name once per turn). */
+const trackedLinkName = (key: { bookId: number; slug: string }) => `${key.bookId}:${key.slug}`;
+const gateViewerName = (key: { workspaceId: number; email: string }) => `${key.workspaceId}:${key.email}`;
+
 export class ReaderEventsService {
   private readonly db: Db;
   private readonly geo: Geolocator;
   private readonly groups: GroupCommit<PendingBatch, number>;
-  private readonly trackedLinks: BatchedLookup<string, number>;
-  private readonly gateViewers: BatchedLookup<string, number>;
+  private readonly trackedLinks: BatchedLookup<{ bookId: number; slug: string }, number>;
+  private readonly gateViewers: BatchedLookup<{ workspaceId: number; email: string }, number>;
 
   constructor(deps: { db: Db; geolocator: Geolocator; grouping?: IngestGrouping }) {
     this.db = deps.db;
     this.geo = deps.geolocator;
-    this.trackedLinks = new BatchedLookup((keys) => this.loadTrackedLinks(keys));
-    this.gateViewers = new BatchedLookup((keys) => this.ensureGateViewers(keys));
+    this.trackedLinks = new BatchedLookup((keys) => this.loadTrackedLinks(keys), trackedLinkName);
+    this.gateViewers = new BatchedLookup((keys) => this.ensureGateViewers(keys), gateViewerName);
     const grouping = deps.grouping ?? PGLITE_GROUPING;
     this.groups = new GroupCommit({
       key: (batch) => viewKey(batch.book.id, batch.sessionId),
@@ -179,27 +183,26 @@ export class ReaderEventsService {
    */
   private async identity(origin: EventOrigin, context: Context): Promise<SessionIdentity> {
     const [trackedLinkId, place, viewerId] = await Promise.all([
-      context?.tl ? this.trackedLinks.get(`${origin.book.id}:${context.tl}`).then((id) => id ?? null) : null,
+      context?.tl ? this.trackedLinks.get({ bookId: origin.book.id, slug: context.tl }).then((id) => id ?? null) : null,
       this.geo.locate(origin.ip).catch(() => UNKNOWN_PLACE),
-      origin.viewerEmail ? this.gateViewers.get(`${origin.book.workspaceId}:${origin.viewerEmail.trim().toLowerCase()}`).then((id) => id!) : null,
+      origin.viewerEmail ? this.gateViewers.get({ workspaceId: origin.book.workspaceId, email: origin.viewerEmail.trim().toLowerCase() }).then((id) => id!) : null,
     ]);
     return { trackedLinkId, place, viewerId, fromEmbedded: context?.embedded === true, sourceHost: hostOf(context?.referrer, origin.ownHost) };
   }
 
-  /** Tracked link ids by "bookId:slug" (a slug has no colon). */
-  private async loadTrackedLinks(keys: string[]): Promise<Map<string, number>> {
-    const wanted = JSON.stringify(keys.map((key) => { const at = key.indexOf(':'); return { b: Number(key.slice(0, at)), s: key.slice(at + 1) }; }));
+  /** Tracked link ids by book and slug (named by trackedLinkName). */
+  private async loadTrackedLinks(keys: { bookId: number; slug: string }[]): Promise<Map<string, number>> {
+    const wanted = JSON.stringify(keys.map((key) => ({ b: key.bookId, s: key.slug })));
     const rows = rowsOf<{ book_id: unknown; slug: string; id: unknown }>(await this.db.execute(sql`
       select t.book_id, t.slug, t.id from jsonb_to_recordset(${wanted}::jsonb) as k(b int, s text)
       join ${trackedLinks} t on t.book_id = k.b and t.slug = k.s`));
-    return new Map(rows.map((r) => [`${Number(r.book_id)}:${r.slug}`, Number(r.id)]));
+    return new Map(rows.map((r) => [trackedLinkName({ bookId: Number(r.book_id), slug: r.slug }), Number(r.id)]));
   }
 
-  /** Viewer ids by "workspaceId:address", created when new (ensureViewer for many addresses in one statement). */
-  private async ensureGateViewers(keys: string[]): Promise<Map<string, number>> {
-    const wanted = keys.map((key) => { const at = key.indexOf(':'); return { workspaceId: Number(key.slice(0, at)), email: key.slice(at + 1) }; });
-    const rows = await ensureViewers(this.db, wanted);
-    return new Map(rows.map((r) => [`${r.workspaceId}:${r.email}`, r.id]));
+  /** Viewer ids by workspace and address (named by gateViewerName), created when new (ensureViewer for many addresses in one statement). */
+  private async ensureGateViewers(keys: { workspaceId: number; email: string }[]): Promise<Map<string, number>> {
+    const rows = await ensureViewers(this.db, keys);
+    return new Map(rows.map((r) => [gateViewerName(r), r.id]));
   }
 
   /** Creates the session's view event or locks the existing one (the upsert holds the row until the transaction ends). */

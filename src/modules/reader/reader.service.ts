@@ -190,7 +190,7 @@ export class ReaderService {
     this.baseUrl = deps.config.publicBaseUrl;
     this.billingGraceMs = deps.billingGraceMs ?? DEFAULT_BILLING_GRACE_MS;
     this.textBudget = deps.textBudgetChars ?? DEFAULT_TEXT_BUDGET;
-    this.lookup = new BatchedLookup((randomIds) => this.load(randomIds));
+    this.lookup = new BatchedLookup((randomIds) => this.load(randomIds), (randomId) => randomId);
   }
 
   readerUrl(randomId: string): string {
@@ -223,7 +223,7 @@ export class ReaderService {
       .select({ row: books, publisher: workspaces.name, plan: workspaces.plan })
       .from(books)
       .innerJoin(workspaces, eq(workspaces.id, books.workspaceId))
-      .where(randomIds.length === 1 ? eq(books.randomId, randomIds[0]!) : inArray(books.randomId, randomIds));
+      .where(inArray(books.randomId, randomIds));
     return new Map(rows.map((found) => {
       const settings = { ...DEFAULT_SETTINGS, ...found.row.settings };
       // Plans that cannot remove the badge always show it (as the Book record says).

@@ -6,22 +6,29 @@
  * burst of 50 batches for one book then costs one indexed read instead of
  * 50 round trips. Nothing is cached: every query starts after the requests
  * it answers arrived, so a change committed before a request is seen by it.
+ *
+ * Keys may be structured ({ bookId, slug }); `idOf` names each one as a
+ * string, so equal keys asked twice in a turn are read once, and `load`
+ * answers by those names.
  */
 export class BatchedLookup<K, V> {
-  private readonly load: (keys: K[]) => Promise<Map<K, V>>;
-  private pending = new Map<K, { resolve: (value: V | undefined) => void; reject: (error: unknown) => void }[]>();
+  private readonly load: (keys: K[]) => Promise<Map<string, V>>;
+  private readonly idOf: (key: K) => string;
+  private pending = new Map<string, { key: K; waiting: { resolve: (value: V | undefined) => void; reject: (error: unknown) => void }[] }>();
   private scheduled = false;
 
-  /** `load` answers the rows it found, by key; a key it leaves out is answered `undefined`. */
-  constructor(load: (keys: K[]) => Promise<Map<K, V>>) {
+  /** `load` answers the rows it found by `idOf(key)`; a key it leaves out is answered `undefined`. */
+  constructor(load: (keys: K[]) => Promise<Map<string, V>>, idOf: (key: K) => string) {
     this.load = load;
+    this.idOf = idOf;
   }
 
   get(key: K): Promise<V | undefined> {
     return new Promise((resolve, reject) => {
-      const waiting = this.pending.get(key);
-      if (waiting) waiting.push({ resolve, reject });
-      else this.pending.set(key, [{ resolve, reject }]);
+      const id = this.idOf(key);
+      const entry = this.pending.get(id);
+      if (entry) entry.waiting.push({ resolve, reject });
+      else this.pending.set(id, { key, waiting: [{ resolve, reject }] });
       if (!this.scheduled) {
         this.scheduled = true;
         setImmediate(() => void this.flush());
@@ -34,10 +41,10 @@ export class BatchedLookup<K, V> {
     const batch = this.pending;
     this.pending = new Map();
     try {
-      const found = await this.load([...batch.keys()]);
-      for (const [key, waiting] of batch) for (const w of waiting) w.resolve(found.get(key));
+      const found = await this.load([...batch.values()].map((entry) => entry.key));
+      for (const [id, entry] of batch) for (const w of entry.waiting) w.resolve(found.get(id));
     } catch (error) {
-      for (const waiting of batch.values()) for (const w of waiting) w.reject(error);
+      for (const entry of batch.values()) for (const w of entry.waiting) w.reject(error);
     }
   }
 }

@@ -7,6 +7,7 @@
  * PGlite by default; DATABASE_URL for PostgreSQL (a scratch database).
  */
 import { randomUUID } from 'node:crypto';
+import { sql } from 'drizzle-orm';
 import os from 'node:os';
 import { insertBook } from '../test/factories.ts';
 import { startService } from '../test/helpers.ts';
@@ -31,6 +32,12 @@ for (const size of [1, 5, 25, 100, 200]) {
   const ms = (performance.now() - started) / rounds;
   const used = process.cpuUsage(cpu);
   process.stdout.write(`${String(size).padStart(3)} batches at once: ${ms.toFixed(1)} ms per round, ${(ms / size).toFixed(2)} ms per batch; service CPU ${((used.user + used.system) / 1000 / rounds / size).toFixed(2)} ms per batch\n`);
+}
+if (process.env.DATABASE_URL) {
+  // How many visit updates stayed heap-only (no index entries written): what an index covering an updated column costs.
+  await new Promise((resolve) => setTimeout(resolve, 2000)); // each pooled backend publishes its counts within a second of going idle
+  const [hot] = ((await svc.runtime.database.db.execute(sql`select n_tup_upd::int as updates, n_tup_hot_upd::int as hot from pg_stat_user_tables where relname = 'view_events'`)) as unknown as { rows: { updates: number; hot: number }[] }).rows;
+  process.stdout.write(`view_events updates: ${hot!.updates}, heap-only (HOT) ${hot!.hot} (${Math.round((100 * hot!.hot) / Math.max(1, hot!.updates))}%)\n`);
 }
 process.stdout.write(`groups ${JSON.stringify(events.groupStats())}; load average ${os.loadavg().map((l) => l.toFixed(1)).join(' ')} at the end\n`);
 await svc.stop();

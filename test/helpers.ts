@@ -163,6 +163,17 @@ export async function startService(options: ServiceOptions = {}): Promise<TestSe
   return service;
 }
 
+/**
+ * Rate limits count fixed windows aligned to the clock (a minute, an hour): a
+ * test that expects an exact count must not straddle a window's end, or its
+ * hits split between two windows and neither fills. Waits for the next window
+ * when less than `needMs` of the current one is left.
+ */
+export async function roomInRateLimitWindow(windowMs = 60_000, needMs = 15_000): Promise<void> {
+  const left = windowMs - (Date.now() % windowMs);
+  if (left < needMs) await new Promise((r) => setTimeout(r, left + 50));
+}
+
 /** Polls `check` until it returns a truthy value or the time runs out. */
 export async function eventually<T>(check: () => Promise<T | null | undefined | false>, { timeoutMs = 20_000, intervalMs = 100 } = {}): Promise<T> {
   const deadline = Date.now() + timeoutMs;

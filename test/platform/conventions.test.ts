@@ -4,7 +4,7 @@ import { after, before, describe, it } from 'node:test';
 import { Redis } from 'ioredis';
 import { ClientRateLimiter } from '../../src/platform/http/client-rate-limit.ts';
 import { MemoryRateLimitStore } from '../../src/platform/http/rate-limit-store.ts';
-import { startService, usingPostgres, type TestService } from '../helpers.ts';
+import { roomInRateLimitWindow, startService, usingPostgres, type TestService } from '../helpers.ts';
 import { probeRoutes } from './probe-routes.ts';
 
 describe('API conventions', () => {
@@ -172,6 +172,7 @@ describe('rate limits', () => {
   after(() => svc.stop());
 
   it('limits each endpoint per workspace and answers 429 with Retry-After', async () => {
+    await roomInRateLimitWindow();
     const ws = await svc.workspace();
     const statuses: number[] = [];
     for (let i = 0; i < 4; i++) {
@@ -201,6 +202,7 @@ describe('rate limits', () => {
   });
 
   it('limits unauthenticated requests per IP, but never health checks', async () => {
+    await roomInRateLimitWindow();
     const statuses: number[] = [];
     for (let i = 0; i < 3; i++) statuses.push((await svc.request('GET', '/v1/me', { key: 'wsk_live_wrong' })).status);
     assert.deepEqual(statuses, [401, 401, 429]);
@@ -221,6 +223,7 @@ describe('rate limits', () => {
     assert.ok(refused.status === 401 || refused.status === 429);
     assert.notEqual(refused.connection, 'close');
     const ws = await svc.workspace();
+    await roomInRateLimitWindow();
     for (let i = 0; i < 3; i++) await svc.request('GET', '/v1/me', { key: ws.key });
     const limited = await headersOf(ws.key);
     assert.equal(limited.status, 429);
@@ -269,6 +272,7 @@ describe('rate-limit keys hold no client address', () => {
       });
       try {
         const statuses: number[] = [];
+        await roomInRateLimitWindow();
         for (let i = 0; i < 3; i++) statuses.push((await svc.request('GET', '/v1/me', { key: 'wsk_live_wrong' })).status);
         assert.deepEqual(statuses, [401, 401, 429]);
         const keys = await store.keys(svc, prefix);

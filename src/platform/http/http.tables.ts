@@ -24,4 +24,6 @@ export const rateLimitCounters = pgTable('rate_limit_counters', {
   key: text('key').notNull(),
   windowStart: bigint('window_start', { mode: 'number' }).notNull(),
   count: integer('count').notNull(),
+  /** window_start + the window's length: windows of a minute and of an hour share the table, and each row is swept when its own window has ended. */
+  windowEnd: bigint('window_end', { mode: 'number' }).notNull().default(0),
 }, (t) => [primaryKey({ columns: [t.key, t.windowStart] })]);

@@ -13,13 +13,15 @@ export interface RateLimitStore {
 }
 
 export class MemoryRateLimitStore implements RateLimitStore {
-  private readonly counters = new Map<string, { windowStart: number; count: number }>();
+  private readonly counters = new Map<string, { windowStart: number; windowEnd: number; count: number }>();
 
-  hit(keys: string[], windowStart: number): number[] {
-    if (this.counters.size > 100_000) this.sweep(windowStart);
+  hit(keys: string[], windowStart: number, windowMs: number): number[] {
+    if (this.counters.size > 100_000) this.sweepExpired(Date.now());
     return keys.map((key) => {
       const current = this.counters.get(key);
-      const next = current && current.windowStart === windowStart ? { windowStart, count: current.count + 1 } : { windowStart, count: 1 };
+      const next = current && current.windowStart === windowStart
+        ? { ...current, count: current.count + 1 }
+        : { windowStart, windowEnd: windowStart + windowMs, count: 1 };
       this.counters.set(key, next);
       return next.count;
     });
@@ -30,8 +32,9 @@ export class MemoryRateLimitStore implements RateLimitStore {
     return [...this.counters.keys()];
   }
 
-  private sweep(windowStart: number): void {
-    for (const [key, value] of this.counters) if (value.windowStart < windowStart) this.counters.delete(key);
+  /** Forgets the counters whose own window ended before `now` (a minute's or an hour's: each by its length). */
+  sweepExpired(now: number): void {
+    for (const [key, value] of this.counters) if (value.windowEnd <= now) this.counters.delete(key);
   }
 
   async close(): Promise<void> {
@@ -54,7 +57,7 @@ export abstract class CoalescingRateLimitStore implements RateLimitStore {
   private flushing = false;
 
   /** Adds `increments[i]` to `keys[i]` in its window; returns the new totals in order. Keys are sorted (no lock-order deadlocks). */
-  protected abstract add(keys: string[], windowStarts: number[], increments: number[], windowMs: number): Promise<number[]>;
+  protected abstract add(keys: string[], windowStarts: number[], increments: number[], windowsMs: number[]): Promise<number[]>;
 
   hit(keys: string[], windowStart: number, windowMs: number): Promise<number[]> {
     return new Promise((resolve, reject) => {
@@ -72,11 +75,11 @@ export abstract class CoalescingRateLimitStore implements RateLimitStore {
     while (this.pending.length > 0) {
       const batch = this.pending;
       this.pending = [];
-      const totals = new Map<string, { key: string; windowStart: number; n: number }>();
+      const totals = new Map<string, { key: string; windowStart: number; windowMs: number; n: number }>();
       for (const request of batch) {
         for (const key of request.keys) {
           const id = `${request.windowStart}\u0000${key}`;
-          const entry = totals.get(id) ?? { key, windowStart: request.windowStart, n: 0 };
+          const entry = totals.get(id) ?? { key, windowStart: request.windowStart, windowMs: request.windowMs, n: 0 };
           entry.n++;
           totals.set(id, entry);
         }
@@ -84,7 +87,7 @@ export abstract class CoalescingRateLimitStore implements RateLimitStore {
       const ids = [...totals.keys()].sort();
       const entries = ids.map((id) => totals.get(id)!);
       try {
-        const counts = await this.add(entries.map((e) => e.key), entries.map((e) => e.windowStart), entries.map((e) => e.n), Math.max(...batch.map((r) => r.windowMs)));
+        const counts = await this.add(entries.map((e) => e.key), entries.map((e) => e.windowStart), entries.map((e) => e.n), entries.map((e) => e.windowMs));
         // The first request of a key in this batch saw total - n + 1, the next one more, and so on.
         const next = new Map(ids.map((id, i) => [id, counts[i]! - entries[i]!.n]));
         for (const request of batch) {
@@ -114,34 +117,41 @@ export class PostgresRateLimitStore extends CoalescingRateLimitStore {
     this.runner = runner;
   }
 
-  protected async add(keys: string[], windowStarts: number[], increments: number[], windowMs: number): Promise<number[]> {
+  protected async add(keys: string[], windowStarts: number[], increments: number[], windowsMs: number[]): Promise<number[]> {
     // One statement for every counter of every request in the batch, prepared: it runs for every event-loop turn with requests.
+    const windowEnds = windowStarts.map((start, i) => start + windowsMs[i]!);
     const result = await this.runner.executeSql(
-      `insert into rate_limit_counters (key, window_start, count)
-       select k, w, n from unnest($1::text[], $2::bigint[], $3::int[]) as t(k, w, n)
+      `insert into rate_limit_counters (key, window_start, count, window_end)
+       select k, w, n, e from unnest($1::text[], $2::bigint[], $3::int[], $4::bigint[]) as t(k, w, n, e)
        on conflict (key, window_start) do update set count = rate_limit_counters.count + excluded.count
        returning key, window_start, count`,
-      [keys, windowStarts, increments],
+      [keys, windowStarts, increments, windowEnds],
       { name: 'flipbook-rate-limit-hit' },
     );
     const counts = new Map((result.rows as { key: string; window_start: string | number; count: number }[]).map((r) => [`${r.window_start}\u0000${r.key}`, Number(r.count)]));
-    if (++this.flushes % 1000 === 0) {
-      void this.runner.executeSql('delete from rate_limit_counters where window_start < $1', [Math.min(...windowStarts) - windowMs]).catch(() => undefined);
-    }
+    if (++this.flushes % 1000 === 0) void this.sweepExpired(Date.now()).catch(() => undefined);
     return keys.map((k, i) => counts.get(`${windowStarts[i]}\u0000${k}`) ?? increments[i]!);
+  }
+
+  /**
+   * Deletes the counters whose own window has ended. (By window end, not by
+   * start: sweeping everything that started before the current minute would
+   * also reset the access gate's hourly counters.)
+   */
+  async sweepExpired(now: number): Promise<void> {
+    await this.runner.executeSql('delete from rate_limit_counters where window_end <= $1', [now]);
   }
 
   async close(): Promise<void> {}
 }
 
-/** KEYS: the counters; ARGV: their increments, then the expiry in ms. Returns the new counts. */
+/** KEYS: the counters; ARGV: their increments, then their expiries in ms. Returns the new counts. */
 const HIT_SCRIPT = `
 local counts = {}
-local ttl = ARGV[#KEYS + 1]
 for i, key in ipairs(KEYS) do
   local increment = tonumber(ARGV[i])
   local count = redis.call('INCRBY', key, increment)
-  if count == increment then redis.call('PEXPIRE', key, ttl) end
+  if count == increment then redis.call('PEXPIRE', key, ARGV[#KEYS + i]) end
   counts[i] = count
 end
 return counts`;
@@ -162,11 +172,11 @@ export class RedisRateLimitStore extends CoalescingRateLimitStore {
     this.redis.defineCommand('flipbookRateLimitHit', { lua: HIT_SCRIPT });
   }
 
-  protected async add(keys: string[], windowStarts: number[], increments: number[], windowMs: number): Promise<number[]> {
+  protected async add(keys: string[], windowStarts: number[], increments: number[], windowsMs: number[]): Promise<number[]> {
     // One command for the whole batch (a script: INCRBY per counter, PEXPIRE when it was created), so Redis and
     // this process parse one command per flush instead of two per counter.
     const redisKeys = keys.map((key, i) => `${this.prefix}rl:${key}:${windowStarts[i]}`);
-    const counts = await (this.redis as unknown as RateLimitCommands).flipbookRateLimitHit(redisKeys.length, ...redisKeys, ...increments, windowMs * 2);
+    const counts = await (this.redis as unknown as RateLimitCommands).flipbookRateLimitHit(redisKeys.length, ...redisKeys, ...increments, ...windowsMs.map((ms) => ms * 2));
     return counts.map(Number);
   }
 

@@ -19,7 +19,7 @@ import { Redis } from 'ioredis';
 import pg from 'pg';
 import sharp from 'sharp';
 import { makePdf } from '../documents.ts';
-import { eventually } from '../helpers.ts';
+import { eventually, roomInRateLimitWindow } from '../helpers.ts';
 import { startCluster, type Cluster, type FlipbookProcess } from './cluster.ts';
 
 const BROWSER_UA = 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36';
@@ -313,16 +313,11 @@ describe('scale-out: 2 API + 2 worker processes on PostgreSQL, Redis and S3', { 
     assert.equal(booksAfterRetry, booksBefore + 1);
   });
 
-  async function waitForFreshWindow(): Promise<void> {
-    // The limits count fixed one-minute windows: start 101 requests early enough in one.
-    const intoWindow = Date.now() % 60_000;
-    if (intoWindow > 45_000) await new Promise((r) => setTimeout(r, 60_000 - intoWindow + 50));
-  }
-
   async function exactLimit(base: () => string, label: string): Promise<void> {
     const ws = cluster.cli(['workspaces', 'create', '--name', `Limits ${label}`, '--plan', 'company']) as { id: number };
     const limitKey = (cluster.cli(['keys', 'create', '--workspace', String(ws.id)]) as { key: string }).key;
-    await waitForFreshWindow();
+    // The limits count fixed one-minute windows: 101 requests must fall in one.
+    await roomInRateLimitWindow();
     const answers = await Promise.all(Array.from({ length: 101 }, () => call(base(), 'GET', '/v1/me', limitKey)));
     const ok = answers.filter((a) => a.status === 200).length;
     const limited = answers.filter((a) => a.status === 429).length;

@@ -52,13 +52,14 @@ describe('analytics of a visit read in Chromium', { skip: CHROMIUM_SKIP }, () =>
     const [download] = await Promise.all([page.waitForEvent('download'), page.click('#download')]);
     assert.ok(await download.path());
     await page.close();
-    await t.close();
 
-    // The visit is complete once its session_ended is stored.
+    // The visit is complete once its session_ended is stored. The context stays open until then: closing it
+    // with the page could cancel the closing page's beacon before it is sent on a loaded machine.
     const events = await eventually(async () => {
       const res = await get('interaction-events', { tracked_link_id: link.body.data.id, limit: 500 });
       return res.body.data?.some((e: any) => e.event_type === 'session_ended') ? res.body.data : null;
-    }, { timeoutMs: 20_000 });
+    }, { timeoutMs: 30_000 });
+    await t.close();
     const session = events[0].session_id;
     assert.ok(events.every((e: any) => e.session_id === session && e.source_type === 'tracked_link'));
     const segments = events.filter((e: any) => e.event_type === 'page_segment_completed');

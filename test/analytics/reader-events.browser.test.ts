@@ -132,16 +132,17 @@ describe('reader events in Chromium', { skip: CHROMIUM_SKIP }, () => {
     await page.click('#next');
     await waitForPages(page, '6,7');
     await page.close();
-    await t.close();
 
     const db = svc.runtime.database.db;
     const [lead] = await db.select().from(leads).where(eq(leads.email, 'ann@example.com'));
     assert.ok(lead);
     assert.equal(lead.name, 'Ann Lee');
+    // As above: the context stays open until the closed tab's last beacon is stored.
     const sessionEvents = await eventually(async () => {
       const rows = await db.select().from(interactionEvents).where(eq(interactionEvents.sessionId, lead.sessionId)).orderBy(interactionEvents.sequence);
       return rows.some((r) => r.eventType === 'session_ended') ? rows : null;
-    }, { timeoutMs: 15_000 });
+    }, { timeoutMs: 30_000 });
+    await t.close();
     const submitted = sessionEvents.find((e) => e.eventType === 'lead_form_submitted')!;
     assert.equal(submitted.viewerId, lead.viewerId);
     // Events after the submission carry the reader's identity; the visit's view does too.

@@ -2,7 +2,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', 'data/**', 'drizzle/**', 'coverage/**', 'artifacts/**'] },
+  { ignores: ['node_modules/**', 'data/**', 'drizzle/**', 'coverage/**', 'artifacts/**', 'packages/client/src/schema.d.ts'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -13,6 +13,7 @@ import { ERRORS } from '../../platform/errors.ts';
 import type { Mailer } from '../../platform/mail/mailer.ts';
 import { recordAudit, type Actor } from '../workspaces/audit-trail.service.ts';
 import { workspaces } from '../workspaces/workspaces.tables.ts';
+import { OAuthService } from '../oauth/oauth.service.ts';
 import { normalizeEmail, type AccountsService, type StartedSession } from './accounts.service.ts';
 import { invitations, memberships, users, type InvitationRow } from './people.tables.ts';
 
@@ -119,6 +120,8 @@ export class MembersService {
       }
       await tx.delete(memberships).where(and(eq(memberships.workspaceId, caller.workspaceId), eq(memberships.userId, userId)));
       await this.accounts.endSessionsInWorkspace(tx, userId, caller.workspaceId);
+      // Their OAuth grants and tokens in this workspace go too (the token lookup also checks the membership).
+      await OAuthService.revokeMember(tx, userId, caller.workspaceId);
       await recordAudit(tx, caller.workspaceId, actorOf(caller), { action: self ? 'member.left' : 'member.removed', targetType: 'member', targetId: userId, metadata: { email: target.email, role: target.role } });
     });
   }

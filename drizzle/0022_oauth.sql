@@ -5,7 +5,7 @@ CREATE TABLE "oauth_apps" (
 	"name" text NOT NULL,
 	"redirect_uris" text[] DEFAULT '{}'::text[] NOT NULL,
 	"public" boolean NOT NULL,
-	"secret_sealed" text,
+	"secret_hash" text,
 	"metadata" jsonb,
 	"created_by_user_id" integer,
 	"created_at" timestamp (3) with time zone DEFAULT now() NOT NULL

@@ -153,7 +153,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     { prefix: '/v1' },
   );
 
-  await app.register(oauthEndpoints, { oauth: services.oauth });
+  await app.register(oauthEndpoints, { oauth: services.oauth, limiter: clientLimiter, perClientPerMinute: config.OAUTH_PER_CLIENT_PER_MINUTE });
   await app.register(assetsRoutes, {
     storage: deps.storage,
     renditions: new PageRenditionsService({ db: database.db, storage: deps.storage }),

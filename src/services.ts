@@ -112,7 +112,7 @@ export function createServices(deps: { database: Database; storage: Storage; que
     members: new MembersService({ db: database.db, mailer, accounts, publicBaseUrl: config.publicBaseUrl }),
     auditTrail: new AuditTrailService(database.db),
     oauth: new OAuthService({
-      db: database.db, box: webhookSecrets, accounts, publicBaseUrl: config.publicBaseUrl, secretKey: deps.secretKey,
+      db: database.db, accounts, publicBaseUrl: config.publicBaseUrl, secretKey: deps.secretKey,
       accessTokenTtlSeconds: config.OAUTH_ACCESS_TOKEN_TTL_SECONDS, refreshTokenTtlDays: config.OAUTH_REFRESH_TOKEN_TTL_DAYS,
       dynamicRegistration: config.OAUTH_DYNAMIC_REGISTRATION, trustProxy: Boolean(config.TRUST_PROXY),
     }),

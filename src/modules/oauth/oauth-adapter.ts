@@ -9,7 +9,6 @@ import { createHash } from 'node:crypto';
 import { and, eq, gt, isNull, or, sql } from 'drizzle-orm';
 import type { Adapter, AdapterPayload } from 'oidc-provider';
 import type { Db } from '../../platform/db/database.ts';
-import type { SecretBox } from '../webhooks/secrets.ts';
 import { oauthApps, oauthModels, type OAuthAppRow } from './oauth.tables.ts';
 
 export function sha256(value: string): string {
@@ -26,7 +25,7 @@ export function parseAccountId(accountId: unknown): { userId: number; workspaceI
 export const GRANT_TYPES = ['authorization_code', 'refresh_token', 'urn:ietf:params:oauth:grant-type:device_code'];
 
 /** An app as oidc-provider's client metadata. */
-export function clientMetadata(app: OAuthAppRow, box: SecretBox): AdapterPayload {
+export function clientMetadata(app: OAuthAppRow): AdapterPayload {
   if (app.metadata) return { ...app.metadata, client_id: app.clientId, client_name: app.name, redirect_uris: app.redirectUris, token_endpoint_auth_method: 'none' };
   return {
     client_id: app.clientId,
@@ -36,11 +35,12 @@ export function clientMetadata(app: OAuthAppRow, box: SecretBox): AdapterPayload
     response_types: ['code'],
     id_token_signed_response_alg: 'ES256',
     token_endpoint_auth_method: app.public ? 'none' : 'client_secret_basic',
-    ...(app.public || !app.secretSealed ? {} : { client_secret: box.open(app.secretSealed) }),
+    // The hash stands as the secret: the provider's comparison hashes the presented one (OAuthService).
+    ...(app.public || !app.secretHash ? {} : { client_secret: app.secretHash }),
   };
 }
 
-export function createAdapterClass(db: Db, box: SecretBox) {
+export function createAdapterClass(db: Db) {
   return class DrizzleAdapter implements Adapter {
     private readonly model: string;
 
@@ -98,7 +98,7 @@ export function createAdapterClass(db: Db, box: SecretBox) {
       if (typeof id !== 'string' || id.length > 512 || id.startsWith(HASHED_REF)) return undefined;
       if (this.model === 'Client') {
         const [app] = await db.select().from(oauthApps).where(eq(oauthApps.clientId, id));
-        return app ? clientMetadata(app, box) : undefined;
+        return app ? clientMetadata(app) : undefined;
       }
       return this.findWhere(eq(oauthModels.id, this.key(id)), id);
     }

@@ -8,7 +8,7 @@
  * person's role in the chosen workspace), the device code approved through
  * /v1, and turning an access token into the request's auth context.
  */
-import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import { generateKeyPairSync, randomBytes, timingSafeEqual } from 'node:crypto';
 import { and, asc, eq, gt, inArray, isNull, or, sql } from 'drizzle-orm';
 import Provider, { errors, type KoaContextWithOIDC } from 'oidc-provider';
 import type { AuthContext } from '../../platform/auth/auth-context.ts';
@@ -19,7 +19,6 @@ import type { Db } from '../../platform/db/database.ts';
 import { ERRORS } from '../../platform/errors.ts';
 import { memberships, users } from '../people/people.tables.ts';
 import type { AccountsService } from '../people/accounts.service.ts';
-import type { SecretBox } from '../webhooks/secrets.ts';
 import { workspaces } from '../workspaces/workspaces.tables.ts';
 import { createAdapterClass, parseAccountId, sha256 } from './oauth-adapter.ts';
 import { oauthApps, oauthModels, type OAuthAppRow } from './oauth.tables.ts';
@@ -48,7 +47,6 @@ export const SCOPE_WORDS: Record<string, string> = {
 
 export interface OAuthOptions {
   db: Db;
-  box: SecretBox;
   accounts: AccountsService;
   publicBaseUrl: string;
   secretKey: string;
@@ -134,7 +132,7 @@ export class OAuthService {
     // Signing keys are needed by the library's configuration only (no ID tokens are issued: no `openid` scope).
     const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
     const provider = new Provider(issuer, {
-      adapter: createAdapterClass(db, options.box),
+      adapter: createAdapterClass(db),
       jwks: { keys: [{ ...privateKey.export({ format: 'jwk' }), use: 'sig', alg: 'ES256' }] },
       findAccount: async (_ctx: unknown, id: string) => {
         const account = parseAccountId(id);
@@ -227,6 +225,14 @@ export class OAuthService {
         return prefix + generate.call(this);
       };
     }
+    // Client secrets are stored as SHA-256 only: the presented secret is hashed before the library's constant-time comparison.
+    const client = (provider as unknown as { Client: { prototype: { clientSecret?: string; compareClientSecret(actual: string): boolean } } }).Client.prototype;
+    client.compareClientSecret = function compareHashed(this: { clientSecret?: string }, actual: string): boolean {
+      if (typeof actual !== 'string' || !this.clientSecret) return false;
+      const a = Buffer.from(sha256(actual));
+      const b = Buffer.from(this.clientSecret);
+      return a.length === b.length && timingSafeEqual(a, b);
+    };
     return provider;
   }
 
@@ -247,7 +253,7 @@ export class OAuthService {
     const secret = input.public ? undefined : `fbo_cs_${randomBytes(32).toString('base64url')}`;
     const [row] = await this.db.insert(oauthApps).values({
       workspaceId: input.workspaceId, clientId, name, redirectUris, public: input.public,
-      secretSealed: secret ? this.options.box.seal(secret) : null, createdByUserId: input.createdByUserId ?? null,
+      secretHash: secret ? sha256(secret) : null, createdByUserId: input.createdByUserId ?? null,
     }).returning();
     return { ...toAppView(row!), ...(secret ? { client_secret: secret } : {}) };
   }

@@ -19,8 +19,8 @@ export const oauthApps = pgTable('oauth_apps', {
   redirectUris: text('redirect_uris').array().notNull().default(sql`'{}'::text[]`),
   /** A public client (no secret: PKCE alone) or a confidential one. */
   public: boolean('public').notNull(),
-  /** A confidential app's secret, sealed under the service secret (oidc-provider compares the plain value). */
-  secretSealed: text('secret_sealed'),
+  /** A confidential app's secret, as its SHA-256 (hex): the secret itself is shown once. */
+  secretHash: text('secret_hash'),
   /** The registration's metadata for a dynamically registered client. */
   metadata: jsonb('metadata').$type<Record<string, unknown>>(),
   createdByUserId: integer('created_by_user_id').references(() => users.id, { onDelete: 'set null' }),

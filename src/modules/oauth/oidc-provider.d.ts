@@ -4,7 +4,7 @@
 declare module 'oidc-provider' {
   import type { IncomingMessage, ServerResponse } from 'node:http';
 
-  export type AdapterPayload = Record<string, any>;
+  export type AdapterPayload = Record<string, unknown>;
   export interface Adapter {
     upsert(id: string, payload: AdapterPayload, expiresIn: number): Promise<void>;
     find(id: string): Promise<AdapterPayload | undefined>;
@@ -17,8 +17,8 @@ declare module 'oidc-provider' {
 
   export interface KoaContextWithOIDC {
     cookies: { get(name: string): string | undefined };
-    oidc: { route?: string; client?: { clientId: string }; params?: Record<string, unknown> } & Record<string, any>;
-    [key: string]: any;
+    oidc: { route?: string; client?: { clientId: string }; params?: Record<string, unknown> } & Record<string, unknown>;
+    [key: string]: unknown;
   }
 
   export interface InteractionModel {
@@ -26,7 +26,7 @@ declare module 'oidc-provider' {
     jti: string;
     exp: number;
     returnTo: string;
-    params: Record<string, any>;
+    params: Record<string, unknown>;
     prompt: { name: string; reasons: string[]; details: Record<string, unknown> };
     result?: Record<string, unknown>;
     save(ttl: number): Promise<string>;
@@ -45,7 +45,7 @@ declare module 'oidc-provider' {
   export interface DeviceCodeModel {
     jti: string;
     clientId: string;
-    params: Record<string, any>;
+    params: Record<string, unknown>;
     accountId?: string;
     grantId?: string;
     scope?: string;
@@ -66,10 +66,10 @@ declare module 'oidc-provider' {
   export const errors: Record<string, new (description?: string) => Error>;
 
   export default class Provider {
-    constructor(issuer: string, configuration: Record<string, any>);
+    constructor(issuer: string, configuration: Record<string, unknown>);
     proxy: boolean;
     callback(): (req: IncomingMessage, res: ServerResponse) => void;
-    on(event: string, listener: (...args: any[]) => void): this;
+    on(event: string, listener: (...args: unknown[]) => void): this;
     Interaction: { find(uid: string): Promise<InteractionModel | undefined> };
     Grant: (new (init: { accountId: string; clientId: string }) => GrantModel) & { find(id: string): Promise<GrantModel | undefined> };
     DeviceCode: { findByUserCode(userCode: string, options?: { ignoreExpiration?: boolean }): Promise<DeviceCodeModel | undefined> };

@@ -69,6 +69,7 @@ export const EnvSchema = Type.Object({
   SESSION_TTL_DAYS: Type.Integer({ minimum: 1, maximum: 365, default: 30, description: 'A signed-in session ends this long after its last use.' }),
   OAUTH_ACCESS_TOKEN_TTL_SECONDS: Type.Integer({ minimum: 60, maximum: 86_400, default: 3600, description: 'How long an OAuth access token (fbo_at_…) is valid.' }),
   OAUTH_REFRESH_TOKEN_TTL_DAYS: Type.Integer({ minimum: 1, maximum: 365, default: 30, description: 'How long an OAuth refresh token (fbo_rt_…) is valid; each use rotates it and the new one gets this lifetime again.' }),
+  OAUTH_PER_CLIENT_PER_MINUTE: Type.Integer({ ...PositiveInt, default: 300, description: 'Requests to the OAuth endpoints (/oauth/…) per client address per minute; 0 disables. Apart from RATE_LIMIT_UNAUTHENTICATED_PER_MINUTE: an integration\'s server exchanges codes and refreshes tokens for all its users from one address.' }),
   OAUTH_DYNAMIC_REGISTRATION: Type.Boolean({ default: false, description: 'Open dynamic client registration (RFC 7591) at /oauth/register, for public clients only (AI assistants, MCP clients).' }),
   SIGN_IN_PER_ADDRESS_PER_HOUR: Type.Integer({ ...PositiveInt, default: 10, description: 'Sign-in attempts (links asked, passwords tried) per e-mail address per hour; 0 disables.' }),
   SIGN_IN_PER_CLIENT_PER_HOUR: Type.Integer({ ...PositiveInt, default: 60, description: 'Sign-in attempts per client address per hour; 0 disables.' }),

@@ -22,28 +22,13 @@ import type { AccountsService } from '../people/accounts.service.ts';
 import { workspaces } from '../workspaces/workspaces.tables.ts';
 import { createAdapterClass, parseAccountId, sha256 } from './oauth-adapter.ts';
 import { oauthApps, oauthModels, type OAuthAppRow } from './oauth.tables.ts';
+import { SCOPE_WORDS } from './scope-words.ts';
+
+export { SCOPE_WORDS };
 
 export const ACCESS_TOKEN_PREFIX = 'fbo_at_';
 export const REFRESH_TOKEN_PREFIX = 'fbo_rt_';
 
-/** What each scope lets an app do, in words, for the consent screen. */
-export const SCOPE_WORDS: Record<string, string> = {
-  'analytics:read': 'See the analytics of your books',
-  'books:read': 'See your books',
-  'books:write': 'Create, change and delete books',
-  'brand:read': 'See your brand settings',
-  'brand:write': 'Change your brand settings',
-  'catalogs:read': 'See your product catalogs',
-  'catalogs:write': 'Change your product catalogs',
-  'exports:read': 'Export your analytics',
-  'subscribers:read': 'See your subscribers and leads',
-  'subscribers:write': 'Change your subscribers and access lists',
-  'tracked-links:read': 'See your tracked links',
-  'tracked-links:write': 'Create and change tracked links',
-  'webhooks:read': 'See your webhook subscriptions',
-  'webhooks:write': 'Create and change webhook subscriptions',
-  'workspace:write': 'Change the workspace itself',
-};
 
 export interface OAuthOptions {
   db: Db;
@@ -88,7 +73,7 @@ function toAppView(app: OAuthAppRow): OAuthAppView {
 }
 
 function words(scopes: readonly string[]): ScopeView[] {
-  return scopes.map((scope) => ({ scope, description: SCOPE_WORDS[scope] ?? scope }));
+  return scopes.map((scope) => ({ scope, description: (SCOPE_WORDS as Record<string, string>)[scope] ?? scope }));
 }
 
 /** Asked scopes (a space-separated string) that are ours, in a stable order. */

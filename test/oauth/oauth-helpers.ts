@@ -97,7 +97,7 @@ export async function finish(person: Person, started: Started, decision: { works
   return new URL(back.headers.get('location')!);
 }
 
-export interface Tokens { access_token: string; refresh_token?: string; scope?: string }
+export interface Tokens { access_token: string; refresh_token?: string; scope?: string; expires_in?: number }
 
 /** The whole code flow: authorization, consent in the workspace, code exchanged for tokens. */
 export async function codeFlow(svc: TestService, as: oauth.AuthorizationServer, person: Person, app: RegisteredApp, workspaceId: number, scope?: string): Promise<Tokens> {

@@ -60,7 +60,7 @@ export interface Started { uid: string; jar: Jar; state: string; verifier: strin
 
 /** Starts an authorization request as the person's browser; answers where it was sent. */
 export async function startAuthorization(svc: TestService, as: oauth.AuthorizationServer, person: Person | null, clientId: string, options: {
-  scope?: string; redirectUri?: string; challengeMethod?: string | null; verifier?: string;
+  scope?: string; redirectUri?: string; challengeMethod?: string | null; verifier?: string; resource?: string;
 } = {}): Promise<Started & { response: Response }> {
   const verifier = options.verifier ?? oauth.generateRandomCodeVerifier();
   const state = oauth.generateRandomState();
@@ -70,6 +70,7 @@ export async function startAuthorization(svc: TestService, as: oauth.Authorizati
   url.searchParams.set('response_type', 'code');
   url.searchParams.set('scope', options.scope ?? 'books:read books:write');
   url.searchParams.set('state', state);
+  if (options.resource) url.searchParams.set('resource', options.resource);
   if (options.challengeMethod !== null) {
     const method = options.challengeMethod ?? 'S256';
     url.searchParams.set('code_challenge', method === 'plain' ? verifier : await oauth.calculatePKCECodeChallenge(verifier));
@@ -100,12 +101,13 @@ export async function finish(person: Person, started: Started, decision: { works
 export interface Tokens { access_token: string; refresh_token?: string; scope?: string; expires_in?: number }
 
 /** The whole code flow: authorization, consent in the workspace, code exchanged for tokens. */
-export async function codeFlow(svc: TestService, as: oauth.AuthorizationServer, person: Person, app: RegisteredApp, workspaceId: number, scope?: string): Promise<Tokens> {
-  const started = await startAuthorization(svc, as, person, app.client_id, { scope });
+export async function codeFlow(svc: TestService, as: oauth.AuthorizationServer, person: Person, app: RegisteredApp, workspaceId: number, scope?: string, resource?: string): Promise<Tokens> {
+  const started = await startAuthorization(svc, as, person, app.client_id, { scope, resource });
   const callback = await finish(person, started, { workspaceId });
   const { client, auth } = clientOf(app);
   const params = oauth.validateAuthResponse(as, client, callback, started.state);
-  const response = await oauth.authorizationCodeGrantRequest(as, client, auth, params, REDIRECT_URI, started.verifier, insecure);
+  const response = await oauth.authorizationCodeGrantRequest(as, client, auth, params, REDIRECT_URI, started.verifier,
+    { ...insecure, ...(resource ? { additionalParameters: { resource } } : {}) });
   return oauth.processAuthorizationCodeResponse(as, client, response) as Promise<Tokens>;
 }
 

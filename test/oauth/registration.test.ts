@@ -42,6 +42,17 @@ describe('oauth: dynamic registration, the CLI, lifetimes', () => {
     assert.equal(me.status, 200);
     assert.equal(me.body.data.auth.app.name, 'An assistant');
 
+    // An MCP client names the MCP server as the resource (RFC 8707); the token works there and on the API.
+    const forMcp = await codeFlow(svc, as, person, { id: 0, client_id: metadata.client_id }, ws.id, 'books:read', `${svc.url}/mcp`);
+    assert.equal((await bearer(svc, forMcp.access_token, 'GET', '/v1/me')).status, 200);
+    const tools = await fetch(`${svc.url}/mcp`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${forMcp.access_token}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/list', params: {} }),
+    });
+    assert.equal(tools.status, 200, await tools.clone().text());
+    assert.match(await tools.text(), /list_books|books/);
+
     const confidential = await fetch(as.registration_endpoint!, {
       method: 'POST', headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ client_name: 'Wants a secret', redirect_uris: [REDIRECT_URI], token_endpoint_auth_method: 'client_secret_basic' }),

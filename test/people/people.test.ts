@@ -6,7 +6,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { sql } from 'drizzle-orm';
-import { startService, type TestService } from '../helpers.ts';
+import { eventually, startService, type TestService } from '../helpers.ts';
 import { createAdminCommands } from '../../src/admin-commands.ts';
 import type { BootstrapInfo } from '../../src/runtime.ts';
 import { asPerson, mailedLink, member, sessionCookieOf, signIn, tokenOf } from './people-helpers.ts';
@@ -156,9 +156,12 @@ describe('people: sign-in, sessions, roles, members, invitations, keys', () => {
     assert.equal(made.body.data.created_by.email, owner.email);
     assert.equal(made.body.data.expires_at, expires);
     assert.equal((await svc.request('GET', '/v1/me', { key })).status, 200);
-    const listed = (await owner.call('GET', '/v1/api-keys')).body.data.find((k: { id: number }) => k.id === id);
-    assert.ok(listed && !('key' in listed), 'the list never holds the key');
-    assert.ok(listed.last_used_at, 'last use is shown');
+    // The last use is written after the request, without delaying it.
+    const listed = await eventually(async () => {
+      const found = (await owner.call('GET', '/v1/api-keys')).body.data.find((k: { id: number }) => k.id === id);
+      return found?.last_used_at ? found : null;
+    });
+    assert.ok(!('key' in listed), 'the list never holds the key');
 
     const rolled = await owner.call('POST', `/v1/api-keys/${id}/rotate`, { overlap_hours: 24 });
     assert.equal(rolled.status, 201);

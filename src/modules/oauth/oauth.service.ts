@@ -97,7 +97,10 @@ function checkRedirectUri(value: string): string {
 
 export class OAuthService {
   readonly provider: Provider;
+  /** The API's resource indicator (RFC 8707), the default when a client names none. */
   readonly resource: string;
+  /** The resources a token may be for: the API, and the MCP server (which calls the API with the same token). */
+  readonly resources: readonly string[];
   private readonly db: Db;
   private readonly options: OAuthOptions;
 
@@ -106,12 +109,14 @@ export class OAuthService {
     this.db = options.db;
     const issuer = options.publicBaseUrl.replace(/\/+$/, '');
     this.resource = `${issuer}/v1`;
+    this.resources = [this.resource, `${issuer}/mcp`];
     this.provider = this.createProvider(issuer);
   }
 
   private createProvider(issuer: string): Provider {
     const { db, options } = this;
     const resource = this.resource;
+    const resources = this.resources;
     const accessTokenTTL = options.accessTokenTtlSeconds;
     const refreshTtl = options.refreshTokenTtlDays * 86_400;
     // Signing keys are needed by the library's configuration only (no ID tokens are issued: no `openid` scope).
@@ -154,7 +159,7 @@ export class OAuthService {
           defaultResource: () => resource,
           useGrantedResource: () => true,
           getResourceServerInfo: (_ctx: unknown, indicator: string) => {
-            if (indicator !== resource) throw new errors.InvalidTarget!('The only resource is this service\'s API.');
+            if (!resources.includes(indicator)) throw new errors.InvalidTarget!(`The resources are this service's API (${resources.join(' and ')}).`);
             return { scope: SCOPES.join(' '), accessTokenFormat: 'opaque', accessTokenTTL };
           },
         },
@@ -284,7 +289,13 @@ export class OAuthService {
   }
 
   /** A grant for the person in the workspace: the asked scopes their role allows; the others rejected. */
-  private async makeGrant(userId: number, workspaceId: number, clientId: string, scope: unknown): Promise<{ accountId: string; grantId: string; granted: string[] }> {
+  /** The resource a request named (one of ours: the provider has checked it), else the API. */
+  private resourceOf(params: Record<string, unknown>): string {
+    const named = Array.isArray(params.resource) ? params.resource[0] : params.resource;
+    return typeof named === 'string' && this.resources.includes(named) ? named : this.resource;
+  }
+
+  private async makeGrant(userId: number, workspaceId: number, clientId: string, scope: unknown, resource: string): Promise<{ accountId: string; grantId: string; granted: string[] }> {
     const [member] = await this.db.select({ role: memberships.role }).from(memberships)
       .where(and(eq(memberships.userId, userId), eq(memberships.workspaceId, workspaceId)));
     if (!member || !isRole(member.role)) throw ERRORS.validation({ workspace_id: ['You are not a member of this workspace.'] });
@@ -294,15 +305,15 @@ export class OAuthService {
     if (granted.length === 0) throw ERRORS.validation({ workspace_id: [`Your role in this workspace (${member.role}) allows none of the asked scopes.`] });
     const accountId = `${userId}:${workspaceId}`;
     const grant = new this.provider.Grant({ accountId, clientId });
-    grant.addResourceScope(this.resource, granted.join(' '));
+    grant.addResourceScope(resource, granted.join(' '));
     const rejected = asked.filter((s) => !allowed.includes(s));
-    if (rejected.length) grant.rejectResourceScope(this.resource, rejected.join(' '));
+    if (rejected.length) grant.rejectResourceScope(resource, rejected.join(' '));
     return { accountId, grantId: await grant.save(), granted };
   }
 
   async consent(uid: string, userId: number, workspaceId: number, interactionCookie: string | undefined): Promise<string> {
     const interaction = await this.interaction(uid, interactionCookie);
-    const { accountId, grantId } = await this.makeGrant(userId, workspaceId, String(interaction.params.client_id), interaction.params.scope);
+    const { accountId, grantId } = await this.makeGrant(userId, workspaceId, String(interaction.params.client_id), interaction.params.scope, this.resourceOf(interaction.params));
     interaction.result = { login: { accountId }, consent: { grantId } };
     await interaction.save(Math.max(1, interaction.exp - Math.floor(Date.now() / 1000)));
     return interaction.returnTo;
@@ -334,8 +345,9 @@ export class OAuthService {
 
   async approveDevice(userCode: unknown, userId: number, workspaceId: number): Promise<void> {
     const code = await this.deviceCode(userCode);
-    const { accountId, grantId, granted } = await this.makeGrant(userId, workspaceId, code.clientId, code.params.scope);
-    Object.assign(code, { accountId, grantId, scope: granted.join(' '), resource: this.resource, authTime: Math.floor(Date.now() / 1000) });
+    const resource = this.resourceOf(code.params);
+    const { accountId, grantId, granted } = await this.makeGrant(userId, workspaceId, code.clientId, code.params.scope, resource);
+    Object.assign(code, { accountId, grantId, scope: granted.join(' '), resource, authTime: Math.floor(Date.now() / 1000) });
     await code.save();
   }
 
@@ -359,7 +371,7 @@ export class OAuthService {
       const iat = typeof grant.payload.iat === 'number' ? new Date(grant.payload.iat * 1000).toISOString() : null;
       return {
         grant_id: grant.grantId!, app: { id: app.id, client_id: app.clientId, name: app.name }, workspace,
-        scopes: (resources[this.resource] ?? '').split(' ').filter(Boolean), connected_at: iat,
+        scopes: [...new Set(this.resources.flatMap((r) => (resources[r] ?? '').split(' ')).filter(Boolean))], connected_at: iat,
       };
     });
   }
@@ -395,7 +407,7 @@ export class OAuthService {
       .innerJoin(users, eq(users.id, oauthModels.userId))
       .innerJoin(workspaces, eq(workspaces.id, oauthModels.workspaceId))
       .where(and(eq(oauthModels.model, 'AccessToken'), eq(oauthModels.id, sha256(token)), gt(oauthModels.expiresAt, sql`now()`)));
-    if (!row || !isRole(row.role) || row.token.payload.aud !== this.resource) return null;
+    if (!row || !isRole(row.role) || !this.resources.includes(String(row.token.payload.aud))) return null;
     const allowed = ROLE_SCOPES[row.role] as readonly string[];
     const scopes = String(row.token.payload.scope ?? '').split(' ').filter((s) => allowed.includes(s));
     const ws = row.workspace;

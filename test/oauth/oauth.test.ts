@@ -273,4 +273,30 @@ describe('oauth: authorization server, consent, tokens on the API', () => {
     const text = JSON.stringify(rows);
     assert.ok(!text.includes(tokens.access_token) && !text.includes(tokens.refresh_token!), 'no plain token in oauth_models');
   });
+  it('answers junk sent to the OAuth endpoints with 4xx, never a 500', async () => {
+    const long = 'x'.repeat(5000);
+    const form = (fields: Record<string, string>) => ({ method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(fields).toString() });
+    const cases: [string, RequestInit?][] = [
+      [`/oauth/authorize?client_id=${long}&response_type=code`],
+      ['/oauth/authorize?client_id=unknown&response_type=token&scope=*'],
+      [`/oauth/authorize/${long}`],
+      ['/oauth/token', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"grant_type":' }],
+      ['/oauth/token', { method: 'POST' }],
+      ['/oauth/token', form({ grant_type: 'password', username: 'a', password: 'b', client_id: app.client_id })],
+      ['/oauth/token', form({ grant_type: 'refresh_token', refresh_token: `fbo_rt_${long}`, client_id: app.client_id })],
+      ['/oauth/token', form({ grant_type: 'urn:ietf:params:oauth:grant-type:device_code', device_code: 'h:abc', client_id: app.client_id })],
+      ['/oauth/introspect', form({ token: 'fbo_at_nothing' })],
+      ['/oauth/revoke', form({ token: long, client_id: app.client_id })],
+      ['/oauth/device_authorization', form({ client_id: long })],
+      ['/oauth/register', { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' }],
+      ['/oauth/nothing-here'],
+      ['/oauth/device?user_code=%E0%A4%A'],
+    ];
+    for (const [path, init] of cases) {
+      const response = await fetch(svc.url + path, { redirect: 'manual', ...init });
+      assert.ok(response.status < 500, `${init?.method ?? 'GET'} ${path.slice(0, 80)}: ${response.status} ${await response.text()}`);
+    }
+    assert.equal((await bearer(svc, `fbo_at_${long}`, 'GET', '/v1/me')).status, 401);
+    assert.equal((await bearer(svc, 'fbo_at_h:abc', 'GET', '/v1/me')).status, 401);
+  });
 });

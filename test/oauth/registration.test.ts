@@ -73,7 +73,14 @@ describe('oauth: dynamic registration, the CLI, lifetimes', () => {
     assert.equal(introspected.active, true);
     const days = (Number(introspected.exp) - Number(introspected.iat)) / 86_400;
     assert.equal(Math.round(days), 2, 'OAUTH_REFRESH_TOKEN_TTL_DAYS');
-    const publicApp = await commands['oauth-apps.create']!({ workspace: ws.id, name: 'CLI public', redirectUris: [REDIRECT_URI], public: true }) as { client_secret?: string };
+    const publicApp = await commands['oauth-apps.create']!({ workspace: ws.id, name: 'CLI public', redirectUris: [], public: true }) as { client_id: string; client_secret?: string };
     assert.equal(publicApp.client_secret, undefined);
+    // Without redirect URIs: the device flow only.
+    const deviceClient = { client_id: publicApp.client_id };
+    const device = await oauth.processDeviceAuthorizationResponse(as, deviceClient,
+      await oauth.deviceAuthorizationRequest(as, deviceClient, oauth.None(), new URLSearchParams({ scope: 'books:read' }), insecure));
+    assert.equal((await person.call('POST', '/v1/oauth/device/approve', { user_code: device.user_code, workspace_id: ws.id })).status, 204);
+    const deviceTokens = await oauth.processDeviceCodeResponse(as, deviceClient, await oauth.deviceCodeGrantRequest(as, deviceClient, oauth.None(), device.device_code, insecure));
+    assert.equal((await bearer(svc, deviceTokens.access_token, 'GET', '/v1/me')).status, 200);
   });
 });

@@ -31,8 +31,9 @@ export function clientMetadata(app: OAuthAppRow): AdapterPayload {
     client_id: app.clientId,
     client_name: app.name,
     redirect_uris: app.redirectUris,
-    grant_types: GRANT_TYPES,
-    response_types: ['code'],
+    // An app without redirect URIs (a command-line tool, a plugin) uses the device flow only.
+    grant_types: app.redirectUris.length ? GRANT_TYPES : GRANT_TYPES.filter((t) => t !== 'authorization_code'),
+    response_types: app.redirectUris.length ? ['code'] : [],
     id_token_signed_response_alg: 'ES256',
     token_endpoint_auth_method: app.public ? 'none' : 'client_secret_basic',
     // The hash stands as the secret: the provider's comparison hashes the presented one (OAuthService).

@@ -3,6 +3,7 @@
  * and production starts it from src/runtime.ts. Everything it needs is passed
  * in; nothing here reads the environment.
  */
+import cookie from '@fastify/cookie';
 import cors from '@fastify/cors';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyPluginAsync } from 'fastify';
@@ -23,6 +24,11 @@ import type { RateLimitStore } from './platform/http/rate-limit-store.ts';
 import { ClientRateLimiter } from './platform/http/client-rate-limit.ts';
 import { healthRoutes } from './modules/health/health.routes.ts';
 import { meRoutes } from './modules/workspaces/me.routes.ts';
+import { apiKeysRoutes } from './modules/workspaces/api-keys.routes.ts';
+import { authRoutes } from './modules/people/auth.routes.ts';
+import { accountRoutes } from './modules/people/account.routes.ts';
+import { membersRoutes } from './modules/people/members.routes.ts';
+import { PEOPLE_SCHEMAS } from './modules/people/people.schemas.ts';
 import { booksRoutes } from './modules/books/books.routes.ts';
 import { bulkSettingsRoutes } from './modules/books/bulk-settings.routes.ts';
 import { brandRoutes } from './modules/brand/brand.routes.ts';
@@ -107,13 +113,27 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   await registerOpenApi(app, { publicBaseUrl: config.publicBaseUrl });
   // Per-client limits (unauthenticated API calls, the public endpoints) count under a salted hash of the address, never the address itself.
   const clientLimiter = new ClientRateLimiter(deps.rateLimitStore, deps.secretKey);
-  registerGuard(app, { workspaces: services.workspaces, store: deps.rateLimitStore, limits, clientKey: (ip) => clientLimiter.clientKey(ip) });
+  // Parses the application's session cookie before the guard reads it.
+  await app.register(cookie);
+  const publicOrigin = new URL(config.publicBaseUrl).origin;
+  registerGuard(app, {
+    workspaces: services.workspaces, accounts: services.accounts, publicOrigin,
+    store: deps.rateLimitStore, limits, clientKey: (ip) => clientLimiter.clientKey(ip),
+  });
   registerIdempotency(app, { db: database.db, ttlHours: config.IDEMPOTENCY_TTL_HOURS });
 
   await app.register(
     async (v1) => {
       await v1.register(healthRoutes, { ping: () => database.ping() });
       await v1.register(meRoutes, { limits });
+      for (const schema of PEOPLE_SCHEMAS) v1.addSchema(schema);
+      await v1.register(authRoutes, {
+        accounts: services.accounts, passkeys: services.passkeys, limiter: clientLimiter, publicOrigin,
+        limits: { perAddressPerHour: config.SIGN_IN_PER_ADDRESS_PER_HOUR, perClientPerHour: config.SIGN_IN_PER_CLIENT_PER_HOUR },
+      });
+      await v1.register(accountRoutes, { accounts: services.accounts, passkeys: services.passkeys, secureCookie: publicOrigin.startsWith('https:') });
+      await v1.register(membersRoutes, { members: services.members, accounts: services.accounts, limiter: clientLimiter, publicOrigin });
+      await v1.register(apiKeysRoutes, { workspaces: services.workspaces, auditTrail: services.auditTrail });
       await v1.register(booksRoutes, { books: services.books, uploads: services.uploads, uploadLimitBytes: config.UPLOAD_LIMIT_BYTES });
       await v1.register(bulkSettingsRoutes, { bulkSettings: services.bulkSettings });
       await v1.register(brandRoutes, { brand: services.brand });

@@ -17,7 +17,8 @@ export type DataOf<P extends keyof paths, M extends keyof paths[P], S extends ke
 
 export type Account = DataOf<'/v1/account', 'get'>;
 export type Workspace = NonNullable<Account['active_workspace']>;
-export type Role = Workspace['role'];
+/** viewer < editor < admin < owner (the API sends the role as a string). */
+export type Role = 'viewer' | 'editor' | 'admin' | 'owner';
 
 /** An API error (or a network failure, status 0) in the words the API gave. */
 export interface Problem {
@@ -39,13 +40,13 @@ export const accountProblem = signal<Problem | null>(null);
 
 export const client = createFlipbookClient({ csrfToken: () => account.value?.csrf_token });
 
-export const ROLES = ['viewer', 'editor', 'admin', 'owner'] as const satisfies readonly Role[];
-const rank = (role: Role | undefined) => (role ? ROLES.indexOf(role) : -1);
-export const role = computed(() => account.value?.active_workspace?.role);
+export const ROLES: readonly Role[] = ['viewer', 'editor', 'admin', 'owner'];
+export const rank = (role: string | undefined): number => (role ? (ROLES as readonly string[]).indexOf(role) : -1);
+export const role = computed(() => account.value?.active_workspace?.role as Role | undefined);
 /** Admins and owners manage members, invitations and API keys. */
 export const managesPeople = computed(() => rank(role.value) >= rank('admin'));
 /** The roles this person may give (nobody grants a role above their own). */
-export const grantableRoles = computed(() => ROLES.filter((r) => rank(r) <= rank(role.value)));
+export const grantableRoles = computed<readonly Role[]>(() => ROLES.filter((r) => rank(r) <= rank(role.value)));
 
 function problemOf(response: Response | undefined, body: unknown): Problem {
   const error = (body as { error?: { message?: unknown; type?: unknown; details?: unknown } } | undefined)?.error;

@@ -42,7 +42,7 @@ export interface TextInputProps extends Omit<PartialInputHTMLAttributes<HTMLInpu
 export function TextInput({ label, hint, errors, value, onValue, type = 'text', ...rest }: TextInputProps) {
   return (
     <Field label={label} hint={hint} errors={errors}>
-      {(control) => <input {...rest} {...control} type={type} value={value} onInput={(event) => onValue(event.currentTarget.value)} />}
+      {(control) => <input {...rest} {...control} type={type as 'text'} value={value} onInput={(event) => onValue(event.currentTarget.value)} />}
     </Field>
   );
 }

@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso/router';
-import { account, call, client, grantableRoles, managesPeople, ROLES, type DataOf, type Problem } from '../api.ts';
+import { account, call, client, grantableRoles, managesPeople, rank, type DataOf, type Problem } from '../api.ts';
 import { Button, Hidden } from '../components/button.tsx';
 import { Confirm } from '../components/confirm.tsx';
 import { ErrorMessage } from '../components/error-message.tsx';
@@ -64,7 +64,7 @@ function MemberRow({ member, manage, onRemove, onChanged }: { member: Member; ma
   const [problem, setProblem] = useState<Problem | null>(null);
   const emailId = `member-${member.user_id}-email`;
   // One's own role, or one above one's own, is not for this screen to change.
-  const editable = manage && !member.you && grantableRoles.value.includes(member.role);
+  const editable = manage && !member.you && rank(member.role) <= rank(account.value!.active_workspace!.role);
   const save = async () => {
     if (busy) return;
     setBusy(true);
@@ -102,7 +102,7 @@ function MemberRow({ member, manage, onRemove, onChanged }: { member: Member; ma
         {member.you ? (
           <Button variant="danger" onClick={() => onRemove(true)}>Leave workspace</Button>
         ) : (
-          manage && ROLES.indexOf(member.role) <= ROLES.indexOf(account.value!.active_workspace!.role) && (
+          manage && rank(member.role) <= rank(account.value!.active_workspace!.role) && (
             <Button variant="danger" onClick={() => onRemove(false)}>
               Remove<Hidden> {member.email}</Hidden>
             </Button>

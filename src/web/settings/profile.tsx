@@ -20,7 +20,7 @@ export default function Profile() {
     event.preventDefault();
     if (busy) return;
     setBusy(true);
-    const result = await call(client.PATCH('/v1/account', { body: { name: name.trim() } }));
+    const result = await call(client.PATCH('/v1/account', { body: { name: name.trim() || null } }));
     setBusy(false);
     if (!result.ok) return setProblem(result.problem);
     setProblem(null);

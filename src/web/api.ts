@@ -86,13 +86,26 @@ export async function call<D>(request: Promise<{ data?: D; error?: unknown; resp
   }
 }
 
-/** Reads the account once at start (and after a failure, when asked again). */
-export async function loadAccount(): Promise<void> {
+let reading: Promise<void> | null = null;
+
+/** Reads the account (once at a time): at start, and after a failure when asked again. */
+export function loadAccount(): Promise<void> {
+  reading ??= (async () => {
+    accountProblem.value = null;
+    const result = await call(client.GET('/v1/account'));
+    if (result.ok) account.value = result.data;
+    else if (result.problem.status === 401) account.value = null;
+    else accountProblem.value = result.problem;
+  })().finally(() => {
+    reading = null;
+  });
+  return reading;
+}
+
+/** A sign-in answered with the account: the session starts here. */
+export function signedIn(data: Account): void {
   accountProblem.value = null;
-  const result = await call(client.GET('/v1/account'));
-  if (result.ok) account.value = result.data;
-  else if (result.problem.status === 401) account.value = null;
-  else accountProblem.value = result.problem;
+  account.value = data;
 }
 
 /** The signed-in home, or where a signed-out visit was headed (only /app addresses). */

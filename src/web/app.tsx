@@ -20,6 +20,9 @@ const Sessions = lazy(() => import('./settings/sessions.tsx'));
 const Members = lazy(() => import('./settings/members.tsx'));
 const ApiKeys = lazy(() => import('./settings/api-keys.tsx'));
 
+// A mailed link exchanges its token and goes home: fetch home's chunk meanwhile.
+if (/^\/app\/(sign-in\/verify|invitations\/accept)\/?$/.test(location.pathname)) void Home.preload();
+
 /** Addresses that need no session. */
 const PUBLIC_PATHS = ['/app/sign-in', '/app/sign-in/verify', '/app/invitations/accept'];
 

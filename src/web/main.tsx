@@ -4,5 +4,6 @@ import './app.css';
 import { App } from './app.tsx';
 import { loadAccount } from './api.ts';
 
-void loadAccount();
+// The screens that exchange a mailed token sign in by themselves: no need to ask who is signed in first.
+if (!/^\/app\/(sign-in\/verify|invitations\/accept)\/?$/.test(location.pathname)) void loadAccount();
 render(<App />, document.getElementById('app')!);

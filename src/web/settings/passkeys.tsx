@@ -11,7 +11,7 @@ import { useResource } from '../resource.ts';
 import { passkeyProblem } from '../sign-in/passkey-errors.ts';
 
 /** The account's passkeys: the list, "Add a passkey" (a WebAuthn registration) and "Remove". */
-export function Passkeys() {
+export function Passkeys({ canAdd }: { canAdd: boolean }) {
   const passkeys = useResource(() => call(client.GET('/v1/account/passkeys')));
   const [name, setName] = useState('');
   const [busy, setBusy] = useState<string | null>(null);
@@ -77,11 +77,14 @@ export function Passkeys() {
         </ul>
       )}
       <ErrorMessage problem={removeProblem} title="The passkey was not removed" />
+      {!canAdd && <p>Passkeys cannot be added here: the service must be reached by a domain name (not an IP address) for browsers to make them.</p>}
+      {canAdd && (
       <form class="stack" onSubmit={add} noValidate>
         <TextInput label="Passkey name" hint="Optional: to tell your passkeys apart, e.g. “Work laptop”." name="passkey-name" autoComplete="off" value={name} onValue={setName} errors={fieldErrors(problem, 'name')} />
         <ErrorMessage problem={problem} shownFields={['name']} title="No passkey was added" />
         <Button type="submit" variant="primary" busy={busy === 'add'}>Add a passkey</Button>
       </form>
+      )}
     </section>
   );
 }

@@ -41,7 +41,7 @@ export default function Profile() {
           <Button type="submit" variant="primary" busy={busy}>Save name</Button>
         </form>
       </section>
-      <Passkeys />
+      <Passkeys canAdd={methods.data?.passkey ?? false} />
       {methods.data?.password && <PasswordForm hasPassword={me.user.has_password} />}
       <ErrorMessage problem={methods.problem} title="Whether passwords are on could not be read" />
     </Page>

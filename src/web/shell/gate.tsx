@@ -29,6 +29,7 @@ export function SignedIn({ children }: { children: ComponentChildren }) {
   const current = account.value;
   useEffect(() => {
     if (current === null) route(`/app/sign-in?next=${encodeURIComponent(url)}`, true);
+    else if (current === undefined && !accountProblem.value) void loadAccount();
   }, [current, url, route]);
   if (accountProblem.value) {
     return (

@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso/router';
-import { account, call, client, type Problem } from '../api.ts';
+import { call, client, signedIn, type Problem } from '../api.ts';
 import { Button } from '../components/button.tsx';
 import { ErrorMessage } from '../components/error-message.tsx';
 import { Page } from '../components/page.tsx';
@@ -17,7 +17,7 @@ export default function AcceptInvitation() {
     const result = await call(client.POST('/v1/invitations/accept', { body: { token } }));
     setBusy(false);
     if (!result.ok) return setProblem(result.problem);
-    account.value = result.data;
+    signedIn(result.data);
     route('/app', true);
   };
   if (!token) {

@@ -1,7 +1,7 @@
 import { startAuthentication } from '@simplewebauthn/browser';
 import { useEffect, useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso/router';
-import { account, call, client, safeNext, type Problem } from '../api.ts';
+import { account, call, client, signedIn, safeNext, type Problem } from '../api.ts';
 import { Button } from '../components/button.tsx';
 import { ErrorMessage, fieldErrors } from '../components/error-message.tsx';
 import { TextInput } from '../components/field.tsx';
@@ -25,8 +25,8 @@ export default function SignIn() {
     if (account.value) route(next, true);
   }, [account.value]);
 
-  const signedIn = (data: NonNullable<typeof account.value>) => {
-    account.value = data;
+  const done = (data: NonNullable<typeof account.value>) => {
+    signedIn(data);
     route(next, true);
   };
 
@@ -45,7 +45,7 @@ export default function SignIn() {
       }
       const verified = await call(client.POST('/v1/auth/passkeys/verify', { body: { challenge_id: options.data.challenge_id, response: response as never } }));
       if (!verified.ok) return setPasskeyError(verified.problem);
-      signedIn(verified.data);
+      done(verified.data);
     } finally {
       setBusy(null);
     }
@@ -58,7 +58,7 @@ export default function SignIn() {
     const result = await call(client.POST('/v1/auth/password', { body: { email: email.trim(), password } }));
     setBusy(null);
     if (!result.ok) return setPasswordError(result.problem);
-    signedIn(result.data);
+    done(result.data);
   };
 
   return (
@@ -67,12 +67,14 @@ export default function SignIn() {
         <h2 id="by-link">With a link by e-mail</h2>
         <LinkForm email={email} onEmail={setEmail} next={next} />
       </section>
+      {methods.data?.passkey && (
       <section class="card" aria-labelledby="by-passkey">
         <h2 id="by-passkey">With a passkey</h2>
         <p>Use a passkey saved on this device or on your phone. You add passkeys in your profile once signed in.</p>
         <ErrorMessage problem={passkeyError} title="You were not signed in" />
         <Button variant="secondary" onClick={withPasskey} busy={busy === 'passkey'}>Sign in with a passkey</Button>
       </section>
+      )}
       {methods.data?.password && (
         <section class="card" aria-labelledby="by-password">
           <h2 id="by-password">With a password</h2>

@@ -1,6 +1,6 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso/router';
-import { account, call, client, safeNext, type Problem } from '../api.ts';
+import { call, client, signedIn, safeNext, type Problem } from '../api.ts';
 import { ErrorMessage } from '../components/error-message.tsx';
 import { Loading } from '../components/loading.tsx';
 import { Page } from '../components/page.tsx';
@@ -19,7 +19,7 @@ export default function VerifyLink() {
     started.current = true;
     void call(client.POST('/v1/auth/sign-in-links/verify', { body: { token } })).then((result) => {
       if (!result.ok) return setProblem(result.problem);
-      account.value = result.data;
+      signedIn(result.data);
       route(safeNext(takeRememberedNext()), true);
     });
   }, [token]);

@@ -29,7 +29,7 @@ function output(json: boolean | undefined, value: unknown, human: () => void): v
   else human();
 }
 
-type KeyOut = { id: number; workspace_id: number; name: string; mode: string; prefix: string; scopes: string[]; revoked_at: string | null; last_used_at: string | null; key?: string };
+type KeyOut = { id: number; workspace_id: number; name: string; mode: string; prefix: string; scopes: string[]; revoked_at: string | null; expires_at: string | null; last_used_at: string | null; key?: string };
 
 function printNewKey(key: KeyOut): void {
   process.stdout.write(
@@ -135,7 +135,7 @@ keys
   .action(async (o: { workspace?: string; json?: boolean }) => {
     const rows = (await withAdmin((a) => a.run('keys.list', { workspace: o.workspace }))) as KeyOut[];
     output(o.json, rows, () =>
-      printTable(rows.map((r) => ({ ...r, scopes: r.scopes.join(' '), status: r.revoked_at ? 'revoked' : 'active' })), ['id', 'workspace_id', 'name', 'mode', 'prefix', 'scopes', 'status', 'last_used_at']),
+      printTable(rows.map((r) => ({ ...r, scopes: r.scopes.join(' '), status: r.revoked_at ? 'revoked' : r.expires_at && Date.parse(r.expires_at) <= Date.now() ? 'expired' : 'active' })), ['id', 'workspace_id', 'name', 'mode', 'prefix', 'scopes', 'status', 'expires_at', 'last_used_at']),
     );
   });
 

@@ -133,6 +133,7 @@ export const authRoutes: FastifyPluginAsyncTypebox<AuthRoutesOptions> = async (a
     config: PUBLIC,
   }, async (request, reply) => {
     assertSameOrigin(request, publicOrigin);
+    await countAttempt(request);
     const userId = await passkeys.authenticate(request.body);
     return signedIn(request, reply, await accounts.startSession(userId, meta(request)));
   });

@@ -111,6 +111,8 @@ export async function registerOpenApi(app: FastifyInstance, options: { publicBas
           '**Answers before any operation:** a request the HTTP parser refuses gets the same envelope: 400 (not valid HTTP), 408 (`RequestTimeoutException`), 431 (`RequestHeaderFieldsTooLargeException`: headers over 16 KB); an unknown path 404 (`RouteNotFoundException`), a known path with another method 405 (`MethodNotAllowedException`, with `Allow`). A trailing slash is ignored.',
           '',
           '**Rate limits:** 1,000 requests a minute per workspace, 100 a minute per workspace and operation, 10 a minute per IP without a key. Every response carries `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset`; a 429 carries `Retry-After`.',
+          '',
+          '**Guides:** in the `docs/` folder of the Flipbook repository (index: `docs/README.md`): `api-conventions.md`, `books.md`, `conversion.md`, `books-from-content.md`, `reader.md`, `access.md`, `brand.md`, `analytics.md` (the exact meaning of every analytics figure), `webhooks.md` (verifying signatures), `catalogs.md`, `people-and-teams.md`, `configuration.md`, `self-hosting.md`, `security.md`, `decisions.md`.',
         ].join('\n'),
       },
       servers: [{ url: options.publicBaseUrl }],

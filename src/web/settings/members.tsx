@@ -125,14 +125,19 @@ function RemoveMember({ member, leaving, onClose, onRemoved }: { member: Member;
         const result = await call(client.DELETE('/v1/members/{userId}', { params: { path: { userId: member.user_id as never } } }));
         if (!result.ok) return result;
         if (leaving) {
-          // The session no longer acts in this workspace: read the account again (another workspace, or none).
+          // Leaving ends this session where it acted in the workspace: then one signs in again.
           const again = await call(client.GET('/v1/account'));
-          if (again.ok) account.value = again.data;
           notify(`You left ${workspace.name}.`);
-          route('/app', true);
+          if (again.ok) {
+            account.value = again.data;
+            route('/app', true);
+          } else {
+            route('/app/sign-in', true);
+            account.value = null;
+          }
         } else {
-          notify(`${member.email} was removed from ${workspace.name}.`);
           await onRemoved();
+          notify(`${member.email} was removed from ${workspace.name}.`);
         }
         return result;
       }}

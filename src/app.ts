@@ -19,7 +19,7 @@ import { registerStaticHeaders } from './platform/http/static-headers.ts';
 import { lazyChildLoggerFactory } from './platform/logger.ts';
 import { registerGuard, type RateLimits } from './platform/http/guard.ts';
 import { registerIdempotency } from './platform/http/idempotency.ts';
-import { registerOpenApi } from './platform/http/openapi.ts';
+import { API_VERSION, registerOpenApi } from './platform/http/openapi.ts';
 import type { RateLimitStore } from './platform/http/rate-limit-store.ts';
 import { ClientRateLimiter } from './platform/http/client-rate-limit.ts';
 import { healthRoutes } from './modules/health/health.routes.ts';
@@ -29,6 +29,8 @@ import { authRoutes } from './modules/people/auth.routes.ts';
 import { accountRoutes } from './modules/people/account.routes.ts';
 import { membersRoutes } from './modules/people/members.routes.ts';
 import { PEOPLE_SCHEMAS } from './modules/people/people.schemas.ts';
+import { mcpRoutes } from './modules/mcp/mcp.routes.ts';
+import { downloadDocument } from './modules/mcp/download.ts';
 import { booksRoutes } from './modules/books/books.routes.ts';
 import { bulkSettingsRoutes } from './modules/books/bulk-settings.routes.ts';
 import { brandRoutes } from './modules/brand/brand.routes.ts';
@@ -67,6 +69,9 @@ export interface AppDependencies {
   /** More routes under /v1, registered with the same guard and conventions (tests, embedders). */
   extraRoutes?: FastifyPluginAsync;
 }
+
+/** How long the MCP upload tool waits for a conversion before answering with its progress. */
+const MCP_CONVERSION_WAIT_MS = 120_000;
 
 export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> {
   const { config, database, services } = deps;
@@ -150,6 +155,11 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     },
     { prefix: '/v1' },
   );
+
+  await app.register(mcpRoutes, {
+    root: app, publicBaseUrl: config.publicBaseUrl, version: API_VERSION, maxWaitMs: MCP_CONVERSION_WAIT_MS,
+    download: (url) => downloadDocument(services.outbound, url, config.UPLOAD_LIMIT_BYTES),
+  });
 
   await app.register(assetsRoutes, {
     storage: deps.storage,

@@ -2,7 +2,8 @@
  * Signing in to the application in Chromium: the link from the outbox lands
  * on home; a used link says why and offers a new one; a signed-out visit to a
  * screen comes back to it after signing in; sign-out; the sign-in screens
- * pass axe at 1280 and 360 px. Also measures the time from opening the
+ * pass axe at 1280 and 360 px; a rate-limited address is told how long to
+ * wait; the workspace switcher changes the workspace the screens act in. Also measures the time from opening the
  * mailed link to the first signed-in screen (median of 5).
  */
 import assert from 'node:assert/strict';
@@ -16,7 +17,7 @@ describe('signing in to the application', { skip: WEB_SKIP }, () => {
   let workspaceId: number;
 
   before(async () => {
-    svc = await startWebService();
+    svc = await startWebService({ SIGN_IN_PER_ADDRESS_PER_HOUR: 3 });
     workspaceId = (await svc.workspace({ name: 'Acme Publishing' })).id;
     browser = await launchWebBrowser();
   });
@@ -103,6 +104,55 @@ describe('signing in to the application', { skip: WEB_SKIP }, () => {
       await alert.waitFor();
       assert.equal(await page.getByLabel('E-mail address').inputValue(), 'not an address', 'what was typed stays');
       await assertAccessible(page, 'link refused');
+      assert.deepEqual(tab.problems, []);
+    } finally {
+      await tab.close();
+    }
+  });
+
+  it('tells a rate-limited address how long to wait, in words', async () => {
+    const tab = await openApp(browser);
+    try {
+      const { page } = tab;
+      await page.goto(`${svc.origin}/app/sign-in`);
+      await heading(page, 'Sign in to Flipbook');
+      await page.getByLabel('E-mail address').fill('eager@example.com');
+      for (let i = 0; i < 3; i++) {
+        await page.getByRole('button', { name: 'Send sign-in link' }).click();
+        await page.getByRole('heading', { name: 'Check your e-mail' }).waitFor();
+        await page.getByRole('button', { name: 'Use another address or send again' }).click();
+      }
+      assert.equal(await page.getByLabel('E-mail address').inputValue(), 'eager@example.com', 'the address stays for another try');
+      await page.getByRole('button', { name: 'Send sign-in link' }).click();
+      const alert = page.getByRole('alert').filter({ hasText: 'No link was sent' });
+      await alert.waitFor();
+      assert.match(await alert.textContent() ?? '', /You can try again in (\d+ (minutes?|seconds?)|about 1 hour)\./);
+      await assertAccessible(page, 'rate limited');
+      assert.deepEqual(tab.problems, []);
+    } finally {
+      await tab.close();
+    }
+  });
+
+  it('switches the workspace the screens act in', async () => {
+    const beta = await svc.workspace({ name: 'Beta Books' });
+    await personIn(svc, workspaceId, 'two@example.com', 'admin');
+    await personIn(svc, beta.id, 'two@example.com', 'viewer');
+    const tab = await openApp(browser);
+    try {
+      const { page } = tab;
+      await signInThroughScreen(page, svc, 'two@example.com');
+      const select = page.getByRole('combobox', { name: 'Workspace' });
+      assert.deepEqual((await select.locator('option').allTextContents()).sort(), ['Acme Publishing', 'Beta Books']);
+      const target = (await select.inputValue()) === String(beta.id) ? { id: workspaceId, name: 'Acme Publishing', role: 'an admin' } : { id: beta.id, name: 'Beta Books', role: 'a viewer' };
+      await select.selectOption(String(target.id));
+      assert.equal(new URL(page.url()).pathname, '/app', 'choosing alone changes nothing');
+      await page.getByRole('button', { name: 'Switch' }).click();
+      await page.getByRole('status').filter({ hasText: `You are now in ${target.name}.` }).waitFor();
+      await page.getByRole('main').getByText(`You are ${target.role} in the workspace ${target.name}.`).waitFor();
+      const account = await page.evaluate(async () => (await (await fetch('/v1/account')).json()).data.active_workspace.id);
+      assert.equal(account, target.id);
+      await assertAccessible(page, 'home with two workspaces');
       assert.deepEqual(tab.problems, []);
     } finally {
       await tab.close();

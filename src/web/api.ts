@@ -107,8 +107,3 @@ export function signedIn(data: Account): void {
   accountProblem.value = null;
   account.value = data;
 }
-
-/** The signed-in home, or where a signed-out visit was headed (only /app addresses). */
-export function safeNext(next: string | null | undefined): string {
-  return next && /^\/app(\/|\?|$)/.test(next) && !next.startsWith('/app/sign-in') ? next : '/app';
-}

@@ -161,6 +161,7 @@ describe('signing in to the application', { skip: WEB_SKIP }, () => {
 
   it('takes a median time from opening the mailed link to the first screen', async () => {
     const times: number[] = [];
+    const exchanges: number[] = [];
     for (let i = 0; i < 5; i++) {
       const email = `timing-${i}@example.com`;
       await personIn(svc, workspaceId, email, 'editor');
@@ -177,12 +178,17 @@ describe('signing in to the application', { skip: WEB_SKIP }, () => {
         await page.goto(link, { waitUntil: 'commit' });
         await heading(page, 'Home');
         times.push(Date.now() - started);
+        exchanges.push(await page.evaluate(() => {
+          const entry = performance.getEntriesByType('resource').find((e) => e.name.endsWith('/v1/auth/sign-in-links/verify'));
+          return entry ? Math.round(entry.duration) : -1;
+        }));
       } finally {
         await tab.close();
       }
     }
     times.sort((a, b) => a - b);
-    console.log(`# link opened → home rendered, median of 5: ${times[2]} ms (all: ${times.join(', ')} ms)`);
+    exchanges.sort((a, b) => a - b);
+    console.log(`# link opened → home rendered, median of 5: ${times[2]} ms (all: ${times.join(', ')} ms); of which POST /v1/auth/sign-in-links/verify, median: ${exchanges[2]} ms`);
     assert.ok(times[2]! < 5000);
   });
 

@@ -79,11 +79,11 @@ export function Passkeys({ canAdd }: { canAdd: boolean }) {
       <ErrorMessage problem={removeProblem} title="The passkey was not removed" />
       {!canAdd && <p>Passkeys cannot be added here: the service must be reached by a domain name (not an IP address) for browsers to make them.</p>}
       {canAdd && (
-      <form class="stack" onSubmit={add} noValidate>
-        <TextInput label="Passkey name" hint="Optional: to tell your passkeys apart, e.g. “Work laptop”." name="passkey-name" autoComplete="off" value={name} onValue={setName} errors={fieldErrors(problem, 'name')} />
-        <ErrorMessage problem={problem} shownFields={['name']} title="No passkey was added" />
-        <Button type="submit" variant="primary" busy={busy === 'add'}>Add a passkey</Button>
-      </form>
+        <form class="stack" onSubmit={add} noValidate>
+          <TextInput label="Passkey name" hint="Optional: to tell your passkeys apart, e.g. “Work laptop”." name="passkey-name" autoComplete="off" value={name} onValue={setName} errors={fieldErrors(problem, 'name')} />
+          <ErrorMessage problem={problem} shownFields={['name']} title="No passkey was added" />
+          <Button type="submit" variant="primary" busy={busy === 'add'}>Add a passkey</Button>
+        </form>
       )}
     </section>
   );

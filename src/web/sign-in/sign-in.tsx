@@ -1,7 +1,8 @@
 import { startAuthentication } from '@simplewebauthn/browser';
 import { useEffect, useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso/router';
-import { account, call, client, signedIn, safeNext, type Problem } from '../api.ts';
+import { account, call, client, signedIn, type Problem } from '../api.ts';
+import { safeNext } from '../navigation.ts';
 import { Button } from '../components/button.tsx';
 import { ErrorMessage, fieldErrors } from '../components/error-message.tsx';
 import { TextInput } from '../components/field.tsx';
@@ -68,12 +69,12 @@ export default function SignIn() {
         <LinkForm email={email} onEmail={setEmail} next={next} />
       </section>
       {methods.data?.passkey && (
-      <section class="card" aria-labelledby="by-passkey">
-        <h2 id="by-passkey">With a passkey</h2>
-        <p>Use a passkey saved on this device or on your phone. You add passkeys in your profile once signed in.</p>
-        <ErrorMessage problem={passkeyError} title="You were not signed in" />
-        <Button variant="secondary" onClick={withPasskey} busy={busy === 'passkey'}>Sign in with a passkey</Button>
-      </section>
+        <section class="card" aria-labelledby="by-passkey">
+          <h2 id="by-passkey">With a passkey</h2>
+          <p>Use a passkey saved on this device or on your phone. You add passkeys in your profile once signed in.</p>
+          <ErrorMessage problem={passkeyError} title="You were not signed in" />
+          <Button variant="secondary" onClick={withPasskey} busy={busy === 'passkey'}>Sign in with a passkey</Button>
+        </section>
       )}
       {methods.data?.password && (
         <section class="card" aria-labelledby="by-password">

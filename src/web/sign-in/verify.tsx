@@ -1,6 +1,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso/router';
-import { call, client, signedIn, safeNext, type Problem } from '../api.ts';
+import { call, client, signedIn, type Problem } from '../api.ts';
+import { safeNext } from '../navigation.ts';
 import { ErrorMessage } from '../components/error-message.tsx';
 import { Loading } from '../components/loading.tsx';
 import { Page } from '../components/page.tsx';

@@ -16,8 +16,8 @@ export function PublicLayout({ children }: { children: ComponentChildren }) {
         <a class="brand" href="/app">Flipbook</a>
       </header>
       <main id="main" class="public-main" tabIndex={-1}>
-        {children}
         <Toaster />
+        {children}
       </main>
     </div>
   );

@@ -62,9 +62,9 @@ export function Shell({ children }: { children: ComponentChildren }) {
           </ul>
         </nav>
         <main id="main" class="app-main" tabIndex={-1}>
+          <Toaster />
           {/* A new workspace: every screen reads its data again. */}
           <div key={me.active_workspace?.id ?? 0}>{children}</div>
-          <Toaster />
         </main>
       </div>
     </div>

@@ -82,8 +82,16 @@ describe('API keys in the application', { skip: WEB_SKIP }, () => {
 
       // Rotate, no overlap.
       await page.getByRole('button', { name: 'Done' }).click();
-      await page.getByRole('button', { name: 'Rotate key CI uploads' }).click();
+      // Escape closes the dialog and gives focus back to the button that opened it.
+      const rotate = page.getByRole('button', { name: 'Rotate key CI uploads' });
+      await rotate.focus();
+      await page.keyboard.press('Enter');
       const dialog = page.getByRole('dialog', { name: 'Rotate “CI uploads”' });
+      await dialog.waitFor();
+      await page.keyboard.press('Escape');
+      await dialog.waitFor({ state: 'detached' });
+      assert.equal(await page.evaluate(() => document.activeElement?.textContent), 'Rotate key CI uploads');
+      await page.keyboard.press('Enter');
       await dialog.waitFor();
       assert.deepEqual(await dialog.getByLabel('Keep the old key working for').locator('option').allTextContents(), ['None: the old key stops now', '1 hour', '24 hours', '3 days', '7 days']);
       await assertAccessible(page, 'rotate dialog');

@@ -109,8 +109,8 @@ function ManageKeys() {
           onConfirm={async () => {
             const result = await call(client.DELETE('/v1/api-keys/{keyId}', { params: { path: { keyId: revoking.id as never } } }));
             if (result.ok) {
-              notify(`The key “${revoking.name}” was revoked.`);
               await keys.reload();
+              notify(`The key “${revoking.name}” was revoked.`);
             }
             return result;
           }}

@@ -31,8 +31,8 @@ export function Invitations() {
     if (!result.ok) return setProblem(result.problem);
     setProblem(null);
     setEmail('');
-    notify(`Invitation sent to ${result.data.email}.`);
     await invitations.reload();
+    notify(`Invitation sent to ${result.data.email}.`);
   };
 
   const resend = async (invitation: Invitation) => {
@@ -42,8 +42,8 @@ export function Invitations() {
     setBusy(null);
     if (!result.ok) return setListProblem(result.problem);
     setListProblem(null);
-    notify(`A new invitation was sent to ${invitation.email}. The previous link no longer works.`);
     await invitations.reload();
+    notify(`A new invitation was sent to ${invitation.email}. The previous link no longer works.`);
   };
 
   return (
@@ -95,8 +95,8 @@ export function Invitations() {
           onConfirm={async () => {
             const result = await call(client.DELETE('/v1/invitations/{invitationId}', { params: { path: { invitationId: revoking.id as never } } }));
             if (result.ok) {
-              notify(`The invitation to ${revoking.email} was revoked.`);
               await invitations.reload();
+              notify(`The invitation to ${revoking.email} was revoked.`);
             }
             return result;
           }}

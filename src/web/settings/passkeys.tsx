@@ -36,8 +36,8 @@ export function Passkeys({ canAdd }: { canAdd: boolean }) {
       const saved = await call(client.POST('/v1/account/passkeys', { body: { challenge_id: options.data.challenge_id, response: response as never, ...(label ? { name: label } : {}) } }));
       if (!saved.ok) return setProblem(saved.problem);
       setName('');
-      notify(`The passkey “${saved.data.name}” was added.`);
       await passkeys.reload();
+      notify(`The passkey “${saved.data.name}” was added.`);
     } finally {
       setBusy(null);
     }
@@ -50,8 +50,8 @@ export function Passkeys({ canAdd }: { canAdd: boolean }) {
     setBusy(null);
     if (!result.ok) return setRemoveProblem(result.problem);
     setRemoveProblem(null);
-    notify(`The passkey “${label}” was removed.`);
     await passkeys.reload();
+    notify(`The passkey “${label}” was removed.`);
   };
 
   return (

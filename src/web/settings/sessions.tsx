@@ -32,8 +32,8 @@ export default function Sessions() {
     if (!result.ok) return setProblem(result.problem);
     setProblem(null);
     if (current) return signedOutHere();
-    notify(`Signed out of ${device}.`);
     await sessions.reload();
+    notify(`Signed out of ${device}.`);
   };
 
   return (

@@ -12,6 +12,7 @@ import type { paths, components, operations, webhooks } from './schema.d.ts';
 export type { paths, components, operations, webhooks };
 export { FlipbookApiError, isFlipbookApiError, unwrap, type ApiErrorType, type FlipbookErrorType, type ResultLike } from './errors.ts';
 export { toFormData } from './form-data.ts';
+export { paginate, type CursorListPath, type ListItem, type ListParams, type PaginateOptions } from './paginate.ts';
 export type { RetryInfo, RetryOptions } from './retry.ts';
 
 export interface FlipbookClientOptions extends RetryOptions {

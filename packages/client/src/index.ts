@@ -13,6 +13,7 @@ export type { paths, components, operations, webhooks };
 export { FlipbookApiError, isFlipbookApiError, unwrap, type ApiErrorType, type FlipbookErrorType, type ResultLike } from './errors.ts';
 export { toFormData } from './form-data.ts';
 export { paginate, type CursorListPath, type ListItem, type ListParams, type PaginateOptions } from './paginate.ts';
+export { FlipbookBatchError, uploadAndWait, type Book, type UploadAndWaitOptions, type UploadBatch, type UploadFields, type UploadResult } from './uploads.ts';
 export type { RetryInfo, RetryOptions } from './retry.ts';
 
 export interface FlipbookClientOptions extends RetryOptions {

@@ -14,6 +14,7 @@ export { FlipbookApiError, isFlipbookApiError, unwrap, type ApiErrorType, type F
 export { toFormData } from './form-data.ts';
 export { paginate, type CursorListPath, type ListItem, type ListParams, type PaginateOptions } from './paginate.ts';
 export { FlipbookBatchError, uploadAndWait, type Book, type UploadAndWaitOptions, type UploadBatch, type UploadFields, type UploadResult } from './uploads.ts';
+export { verifyWebhook, WebhookVerificationError, type VerifyWebhookOptions, type WebhookEvent, type WebhookHeaders } from './webhooks.ts';
 export type { RetryInfo, RetryOptions } from './retry.ts';
 
 export interface FlipbookClientOptions extends RetryOptions {

@@ -5,6 +5,7 @@
  */
 import type { AdminCommands } from './platform/admin/admin-channel.ts';
 import type { Services } from './services.ts';
+import { OPERATOR } from './modules/workspaces/audit-trail.service.ts';
 
 const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
 const int = (v: unknown): number => {
@@ -28,7 +29,13 @@ export function createAdminCommands(services: Services): AdminCommands {
       }),
     'keys.list': async (a) => workspaces.listKeys(a.workspace === undefined ? undefined : int(a.workspace)),
     'keys.revoke': async (a) => workspaces.revokeKey(int(a.id)),
-    'keys.rotate': async (a) => workspaces.rotateKey(int(a.id)),
+    'keys.rotate': async (a) => workspaces.rotateKey(int(a.id), { overlapHours: a.overlapHours === undefined ? 0 : Number(a.overlapHours) }),
+    'users.invite': async (a) => {
+      const workspaceId = int(a.workspace);
+      const member = await services.members.addByOperator(workspaceId, a.email, a.role, OPERATOR);
+      const link = await services.accounts.issueSignInLink(member.email);
+      return { user_id: member.userId, email: member.email, role: member.role, workspace_id: workspaceId, sign_in_link: link, expires_in_minutes: services.accounts.signInLinkTtlMinutes };
+    },
     'mail.list': async (a) =>
       (await services.mailer.list({ to: str(a.to), limit: a.limit === undefined ? undefined : int(a.limit) })).map((m) => ({
         id: m.id, to: m.to, subject: m.subject, status: m.status, error: m.error, created_at: m.createdAt.toISOString(), text: m.text,

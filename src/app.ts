@@ -3,6 +3,7 @@
  * and production starts it from src/runtime.ts. Everything it needs is passed
  * in; nothing here reads the environment.
  */
+import cookie from '@fastify/cookie';
 import cors from '@fastify/cors';
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyPluginAsync } from 'fastify';
@@ -18,11 +19,18 @@ import { registerStaticHeaders } from './platform/http/static-headers.ts';
 import { lazyChildLoggerFactory } from './platform/logger.ts';
 import { registerGuard, type RateLimits } from './platform/http/guard.ts';
 import { registerIdempotency } from './platform/http/idempotency.ts';
-import { registerOpenApi } from './platform/http/openapi.ts';
+import { API_VERSION, registerOpenApi } from './platform/http/openapi.ts';
 import type { RateLimitStore } from './platform/http/rate-limit-store.ts';
 import { ClientRateLimiter } from './platform/http/client-rate-limit.ts';
 import { healthRoutes } from './modules/health/health.routes.ts';
 import { meRoutes } from './modules/workspaces/me.routes.ts';
+import { apiKeysRoutes } from './modules/workspaces/api-keys.routes.ts';
+import { authRoutes } from './modules/people/auth.routes.ts';
+import { accountRoutes } from './modules/people/account.routes.ts';
+import { membersRoutes } from './modules/people/members.routes.ts';
+import { PEOPLE_SCHEMAS } from './modules/people/people.schemas.ts';
+import { mcpRoutes } from './modules/mcp/mcp.routes.ts';
+import { downloadDocument } from './modules/mcp/download.ts';
 import { booksRoutes } from './modules/books/books.routes.ts';
 import { bulkSettingsRoutes } from './modules/books/bulk-settings.routes.ts';
 import { brandRoutes } from './modules/brand/brand.routes.ts';
@@ -60,6 +68,9 @@ export interface AppDependencies {
   /** More routes under /v1, registered with the same guard and conventions (tests, embedders). */
   extraRoutes?: FastifyPluginAsync;
 }
+
+/** How long the MCP upload tool waits for a conversion before answering with its progress. */
+const MCP_CONVERSION_WAIT_MS = 120_000;
 
 export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> {
   const { config, database, services } = deps;
@@ -106,13 +117,27 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   await registerOpenApi(app, { publicBaseUrl: config.publicBaseUrl });
   // Per-client limits (unauthenticated API calls, the public endpoints) count under a salted hash of the address, never the address itself.
   const clientLimiter = new ClientRateLimiter(deps.rateLimitStore, deps.secretKey);
-  registerGuard(app, { workspaces: services.workspaces, store: deps.rateLimitStore, limits, clientKey: (ip) => clientLimiter.clientKey(ip) });
+  // Parses the application's session cookie before the guard reads it.
+  await app.register(cookie);
+  const publicOrigin = new URL(config.publicBaseUrl).origin;
+  registerGuard(app, {
+    workspaces: services.workspaces, accounts: services.accounts, publicOrigin,
+    store: deps.rateLimitStore, limits, clientKey: (ip) => clientLimiter.clientKey(ip),
+  });
   registerIdempotency(app, { db: database.db, ttlHours: config.IDEMPOTENCY_TTL_HOURS });
 
   await app.register(
     async (v1) => {
       await v1.register(healthRoutes, { ping: () => database.ping() });
       await v1.register(meRoutes, { limits });
+      for (const schema of PEOPLE_SCHEMAS) v1.addSchema(schema);
+      await v1.register(authRoutes, {
+        accounts: services.accounts, passkeys: services.passkeys, limiter: clientLimiter, publicOrigin,
+        limits: { perAddressPerHour: config.SIGN_IN_PER_ADDRESS_PER_HOUR, perClientPerHour: config.SIGN_IN_PER_CLIENT_PER_HOUR },
+      });
+      await v1.register(accountRoutes, { accounts: services.accounts, passkeys: services.passkeys, secureCookie: publicOrigin.startsWith('https:') });
+      await v1.register(membersRoutes, { members: services.members, accounts: services.accounts, limiter: clientLimiter, publicOrigin });
+      await v1.register(apiKeysRoutes, { workspaces: services.workspaces, auditTrail: services.auditTrail });
       await v1.register(booksRoutes, { books: services.books, uploads: services.uploads, uploadLimitBytes: config.UPLOAD_LIMIT_BYTES });
       await v1.register(bulkSettingsRoutes, { bulkSettings: services.bulkSettings });
       await v1.register(brandRoutes, { brand: services.brand });
@@ -129,6 +154,11 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     },
     { prefix: '/v1' },
   );
+
+  await app.register(mcpRoutes, {
+    root: app, publicBaseUrl: config.publicBaseUrl, version: API_VERSION, maxWaitMs: MCP_CONVERSION_WAIT_MS,
+    download: (url) => downloadDocument(services.outbound, url, config.UPLOAD_LIMIT_BYTES),
+  });
 
   await app.register(assetsRoutes, {
     storage: deps.storage,

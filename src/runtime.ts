@@ -8,6 +8,7 @@ import type { Logger } from 'pino';
 import { buildApp } from './app.ts';
 import { createJobDefinitions } from './jobs.ts';
 import { AdminChannel, adminSocketPath } from './platform/admin/admin-channel.ts';
+import { OPERATOR } from './modules/workspaces/audit-trail.service.ts';
 import { createAdminCommands } from './admin-commands.ts';
 import type { Config } from './platform/config/env.ts';
 import { acquireDataDirLock } from './platform/db/data-dir-lock.ts';
@@ -31,7 +32,7 @@ export interface RuntimeOptions {
   /** Start the local admin socket (embedded mode). Default: on when the database is PGlite under DATA_DIR. */
   adminChannel?: boolean;
   /** Called once with the bootstrap key, when one is created. Default: print it. */
-  onBootstrap?: (info: { workspaceName: string; key: string }) => void;
+  onBootstrap?: (info: BootstrapInfo) => void;
   /** Extra routes under /v1 (tests). */
   extraRoutes?: FastifyPluginAsync;
 }
@@ -57,7 +58,15 @@ function createRateLimitStore(config: Config, database: Database): RateLimitStor
   return new MemoryRateLimitStore();
 }
 
-function printBootstrapKey(info: { workspaceName: string; key: string }, url: string): void {
+export interface BootstrapInfo {
+  workspaceName: string;
+  key: string;
+  ownerEmail: string;
+  /** A one-time link that signs the owner in to the application. */
+  signInLink: string;
+}
+
+function printBootstrapKey(info: BootstrapInfo, url: string): void {
   const lines = [
     `Created workspace "${info.workspaceName}" (Company plan) with an all-scope API key.`,
     'This key is shown once; only its hash is stored:',
@@ -66,6 +75,12 @@ function printBootstrapKey(info: { workspaceName: string; key: string }, url: st
     '',
     'Try it:',
     `    curl -H "Authorization: Bearer ${info.key}" ${url}/v1/me`,
+    '',
+    `Sign in to the application as its owner (${info.ownerEmail}) with this one-time link:`,
+    '',
+    `    ${info.signInLink}`,
+    '',
+    'It works once; `npx flipbook users invite --workspace 1 --email … --role owner` prints another.',
   ];
   const width = Math.max(...lines.map((l) => l.length)) + 2;
   process.stdout.write(`\n┌${'─'.repeat(width)}┐\n${lines.map((l) => `│ ${l.padEnd(width - 1)}│`).join('\n')}\n└${'─'.repeat(width)}┘\n\n`);
@@ -137,7 +152,9 @@ export async function startRuntime(config: Readonly<Config>, options: RuntimeOpt
     if (config.BOOTSTRAP_WORKSPACE) {
       const created = await services.workspaces.bootstrap();
       if (created) {
-        const info = { workspaceName: created.workspace.name, key: created.key.key };
+        const owner = await services.members.addByOperator(created.workspace.id, config.BOOTSTRAP_OWNER_EMAIL, 'owner', OPERATOR);
+        const signInLink = await services.accounts.issueSignInLink(owner.email);
+        const info: BootstrapInfo = { workspaceName: created.workspace.name, key: created.key.key, ownerEmail: owner.email, signInLink };
         if (options.onBootstrap) options.onBootstrap(info);
         else printBootstrapKey(info, url ?? config.publicBaseUrl);
         logger.info({ workspaceId: created.workspace.id, keyId: created.key.id }, 'bootstrap workspace and key created');

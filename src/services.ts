@@ -27,6 +27,10 @@ import type { Logger } from 'pino';
 import { ContentBooksService } from './modules/content/content-books.service.ts';
 import { WebhooksService } from './modules/webhooks/webhooks.service.ts';
 import { SecretBox } from './modules/webhooks/secrets.ts';
+import { AccountsService } from './modules/people/accounts.service.ts';
+import { PasskeysService } from './modules/people/passkeys.service.ts';
+import { MembersService } from './modules/people/members.service.ts';
+import { AuditTrailService } from './modules/workspaces/audit-trail.service.ts';
 
 export interface Services {
   workspaces: WorkspacesService;
@@ -53,6 +57,11 @@ export interface Services {
   /** Webhook subscriptions and deliveries; `webhookSecrets` seals their signing secrets under the service secret. */
   webhooks: WebhooksService;
   webhookSecrets: SecretBox;
+  /** People: accounts, sign-in and sessions; passkeys; members and invitations. */
+  accounts: AccountsService;
+  passkeys: PasskeysService;
+  members: MembersService;
+  auditTrail: AuditTrailService;
 }
 
 export function createServices(deps: { database: Database; storage: Storage; queue: JobQueue; config: Readonly<Config>; logger: Logger; secretKey: string }): Services {
@@ -66,6 +75,16 @@ export function createServices(deps: { database: Database; storage: Storage; que
     resyncIntervalMinutes: config.CATALOG_RESYNC_INTERVAL_MINUTES,
   });
   const webhookSecrets = new SecretBox(deps.secretKey);
+  const mailer = new Mailer({
+    db: database.db,
+    logger: deps.logger.child({ component: 'mail' }),
+    smtpUrl: config.SMTP_URL,
+    from: config.MAIL_FROM,
+  });
+  const accounts = new AccountsService({
+    db: database.db, mailer, publicBaseUrl: config.publicBaseUrl,
+    signInLinkTtlMinutes: config.SIGN_IN_LINK_TTL_MINUTES, sessionTtlDays: config.SESSION_TTL_DAYS, passwords: config.AUTH_PASSWORDS,
+  });
   return {
     workspaces,
     books,
@@ -76,12 +95,7 @@ export function createServices(deps: { database: Database; storage: Storage; que
     leadForms: new LeadFormsService({ db: database.db }),
     readerEvents: new ReaderEventsService({ db: database.db, geolocator: new Geolocator(), grouping: database.kind === 'postgres' ? POSTGRES_GROUPING : PGLITE_GROUPING }),
     ...analyticsServices(database, config),
-    mailer: new Mailer({
-      db: database.db,
-      logger: deps.logger.child({ component: 'mail' }),
-      smtpUrl: config.SMTP_URL,
-      from: config.MAIL_FROM,
-    }),
+    mailer,
     brand: new BrandService({ db: database.db, storage, publicBaseUrl: config.publicBaseUrl }),
     bulkSettings: new BulkSettingsService({ db: database.db, queue, accessLists: { replace: replaceAccessList, clear: clearAccessList } }),
     outbound,
@@ -90,6 +104,10 @@ export function createServices(deps: { database: Database; storage: Storage; que
     contentBooks: new ContentBooksService({ db: database.db, storage, queue, books }),
     webhooks: new WebhooksService({ db: database.db, outbound, box: webhookSecrets }),
     webhookSecrets,
+    accounts,
+    passkeys: new PasskeysService({ db: database.db, publicBaseUrl: config.publicBaseUrl }),
+    members: new MembersService({ db: database.db, mailer, accounts, publicBaseUrl: config.publicBaseUrl }),
+    auditTrail: new AuditTrailService(database.db),
   };
 }
 

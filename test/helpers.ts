@@ -12,7 +12,7 @@ import pino, { type DestinationStream, type Logger } from 'pino';
 import type { FastifyPluginAsync } from 'fastify';
 import { loadConfig, type Env } from '../src/platform/config/env.ts';
 import type { DatabaseTarget } from '../src/platform/db/database.ts';
-import { startRuntime, type Runtime } from '../src/runtime.ts';
+import { startRuntime, type BootstrapInfo, type Runtime } from '../src/runtime.ts';
 import { createLogger } from '../src/platform/logger.ts';
 
 export const usingPostgres = Boolean(process.env.DATABASE_URL);
@@ -81,6 +81,8 @@ export interface ServiceOptions {
   dataDir?: string;
   database?: DatabaseTarget;
   adminChannel?: boolean;
+  /** Receives what the first start prints (with BOOTSTRAP_WORKSPACE: true). */
+  onBootstrap?: (info: BootstrapInfo) => void;
   /** A logger to capture the service's logs (default: silent). */
   logger?: Logger;
   /** Write every log line (level trace) through the service's own logger to this stream (see test/security/log-capture.ts). */
@@ -118,6 +120,7 @@ export async function startService(options: ServiceOptions = {}): Promise<TestSe
     logger: options.logger ?? (options.logStream ? createLogger({ LOG_LEVEL: 'trace', LOG_PRETTY: false }, options.logStream) : pino({ level: process.env.TEST_LOG_LEVEL ?? 'silent' })),
     adminChannel: options.adminChannel ?? false,
     extraRoutes: options.extraRoutes,
+    onBootstrap: options.onBootstrap,
   });
   const url = runtime.url!;
 

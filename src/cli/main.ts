@@ -5,6 +5,7 @@
 import { Command, Option } from 'commander';
 import { SCOPES } from '../platform/auth/scopes.ts';
 import { PLANS } from '../platform/auth/plans.ts';
+import { ROLES } from '../platform/auth/roles.ts';
 import { ConfigError, loadConfig, type Config } from '../platform/config/env.ts';
 import { startRuntime } from '../runtime.ts';
 import { connectAdmin } from './admin-client.ts';
@@ -28,7 +29,7 @@ function output(json: boolean | undefined, value: unknown, human: () => void): v
   else human();
 }
 
-type KeyOut = { id: number; workspace_id: number; name: string; mode: string; prefix: string; scopes: string[]; revoked_at: string | null; last_used_at: string | null; key?: string };
+type KeyOut = { id: number; workspace_id: number; name: string; mode: string; prefix: string; scopes: string[]; revoked_at: string | null; expires_at: string | null; last_used_at: string | null; key?: string };
 
 function printNewKey(key: KeyOut): void {
   process.stdout.write(
@@ -134,7 +135,7 @@ keys
   .action(async (o: { workspace?: string; json?: boolean }) => {
     const rows = (await withAdmin((a) => a.run('keys.list', { workspace: o.workspace }))) as KeyOut[];
     output(o.json, rows, () =>
-      printTable(rows.map((r) => ({ ...r, scopes: r.scopes.join(' '), status: r.revoked_at ? 'revoked' : 'active' })), ['id', 'workspace_id', 'name', 'mode', 'prefix', 'scopes', 'status', 'last_used_at']),
+      printTable(rows.map((r) => ({ ...r, scopes: r.scopes.join(' '), status: r.revoked_at ? 'revoked' : r.expires_at && Date.parse(r.expires_at) <= Date.now() ? 'expired' : 'active' })), ['id', 'workspace_id', 'name', 'mode', 'prefix', 'scopes', 'status', 'expires_at', 'last_used_at']),
     );
   });
 
@@ -150,12 +151,29 @@ keys
 
 keys
   .command('rotate')
-  .description('Replace a key with a new one (same workspace, scopes and mode); the old key is revoked.')
+  .description('Replace a key with a new one (same workspace, scopes and mode); the old key is revoked, at once or after --overlap-hours.')
   .argument('<id>', 'key id')
+  .option('--overlap-hours <hours>', 'keep the old key working this long (0-168)', '0')
   .option('--json', 'print JSON (includes the plain key)')
-  .action(async (id: string, o: { json?: boolean }) => {
-    const key = (await withAdmin((a) => a.run('keys.rotate', { id }))) as KeyOut;
+  .action(async (id: string, o: { overlapHours: string; json?: boolean }) => {
+    const key = (await withAdmin((a) => a.run('keys.rotate', { id, overlapHours: o.overlapHours }))) as KeyOut;
     output(o.json, key, () => printNewKey(key));
+  });
+
+const usersCommand = program.command('users').description('People: add someone to a workspace and get them in.');
+
+usersCommand
+  .command('invite')
+  .description('Add a person to a workspace with a role (creating the account, or changing the role) and print a one-time sign-in link for them.')
+  .requiredOption('--workspace <id>', 'workspace id')
+  .requiredOption('--email <address>', "the person's e-mail address")
+  .addOption(new Option('--role <role>', 'their role').choices([...ROLES]).makeOptionMandatory())
+  .option('--json', 'print JSON (includes the sign-in link)')
+  .action(async (o: { workspace: string; email: string; role: string; json?: boolean }) => {
+    const result = (await withAdmin((a) => a.run('users.invite', { workspace: o.workspace, email: o.email, role: o.role }))) as { user_id: number; email: string; role: string; workspace_id: number; sign_in_link: string; expires_in_minutes: number };
+    output(o.json, result, () => process.stdout.write(
+      `${result.email} is ${result.role} of workspace ${result.workspace_id}. This link signs them in once, within ${result.expires_in_minutes} minutes:\n\n    ${result.sign_in_link}\n\n`,
+    ));
   });
 
 const booksCommand = program.command('books').description('Operator actions on books.');

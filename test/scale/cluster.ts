@@ -1,11 +1,11 @@
 /**
- * A scaled-out Flipbook on one machine, as the README's "Scaling out" recipe
- * runs it: `flipbook serve --role api` and `--role worker` processes (the real
- * CLI, separate OS processes) sharing one PostgreSQL database, one Redis (a
- * key prefix per run) and one S3-compatible bucket (s3rver on 127.0.0.1, spoken
- * to through the AWS SDK exactly like S3), with a round-robin HTTP proxy in
- * front of the API processes. Used by test/scale/scale-out.scale.ts and
- * bench/api.bench.ts.
+ * A scaled-out Flipbook on one machine, as the "Scaling out" recipe of
+ * docs/self-hosting.md runs it: `flipbook serve --role api` and `--role worker`
+ * processes (the real CLI, separate OS processes) sharing one PostgreSQL
+ * database, one Redis (a key prefix per run) and one S3-compatible bucket
+ * (s3rver on 127.0.0.1, spoken to through the AWS SDK exactly like S3), with a
+ * round-robin HTTP proxy in front of the API processes. Used by
+ * test/scale/scale-out.scale.ts and bench/api.bench.ts.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createWriteStream } from 'node:fs';

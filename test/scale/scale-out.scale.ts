@@ -1,12 +1,13 @@
 /**
- * npm run test:scale — the README's "Scaling out" claim, proved with counts:
+ * npm run test:scale — the "Scaling out" claim of docs/self-hosting.md, proved with counts:
  * 2 API and 2 worker processes of the real service (`flipbook serve --role
  * api|worker`) on one PostgreSQL (a scratch database), one Redis and one
  * S3-compatible bucket, behind a round-robin proxy (test/scale/cluster.ts).
  *
  * Needs DATABASE_URL (PostgreSQL) and Redis (REDIS_URL, default
  * redis://127.0.0.1:6379); skips with a message without them. Every count is
- * printed (`# …` lines), so the run is also the figure sheet of the README.
+ * printed (`# …` lines), so the run is also the figure sheet of
+ * docs/self-hosting.md ("The tested recipe").
  */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';

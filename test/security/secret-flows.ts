@@ -12,6 +12,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { eventually, type TestService } from '../helpers.ts';
 import { insertBook } from '../factories.ts';
 import type { LogCapture } from './log-capture.ts';
+import { mailedLink, member, sessionCookieOf, tokenOf } from '../people/people-helpers.ts';
 
 export interface SecretFlowContext {
   svc: TestService;
@@ -107,6 +108,35 @@ export const SECRET_FLOWS: SecretFlow[] = [
       // The request line is logged with a hash prefix in place of the token.
       assert.ok(logs.entries(/incoming request/).some((e) => /\/access\/\[sha256:[0-9a-f]{12}\]$/.test(e.req?.url)), 'the opened link is logged with a hash prefix');
       return [links[0]![2]!, links[1]![2]!, cookie.split('=').slice(1).join('='), email];
+    },
+  },
+  {
+    name: 'people: sign-in link, session cookie and CSRF token, invitation link, API keys made and rotated in the application',
+    async run({ svc, ws }) {
+      const ownerEmail = `${unique('owner-')}@example.org`;
+      const owner = await member(svc, ws.id, ownerEmail, 'owner');
+      const inviteeEmail = `${unique('invitee-')}@example.org`;
+      const invited = await owner.call('POST', '/v1/invitations', { email: inviteeEmail, role: 'editor' });
+      assert.equal(invited.status, 201);
+      const invitationLink = await mailedLink(svc, inviteeEmail, 'invitations/accept');
+      // The application's pages are opened with the tokens in their address.
+      await fetchPublic(svc, new URL(invitationLink).pathname + new URL(invitationLink).search);
+      const accepted = await svc.request('POST', '/v1/invitations/accept', { body: { token: tokenOf(invitationLink) } });
+      assert.equal(accepted.status, 200, accepted.text);
+      const inviteeCookie = sessionCookieOf(accepted.headers);
+      const key = await owner.call('POST', '/v1/api-keys', { name: 'logged?', scopes: ['books:read'] });
+      assert.equal(key.status, 201);
+      const rotated = await owner.call('POST', `/v1/api-keys/${key.body.data.id}/rotate`, { overlap_hours: 1 });
+      assert.equal(rotated.status, 201);
+      const unopenedEmail = `${unique('unopened-')}@example.org`;
+      await svc.request('POST', '/v1/auth/sign-in-links', { body: { email: unopenedEmail } });
+      const unopened = await mailedLink(svc, unopenedEmail, 'sign-in/verify');
+      const signInPage = await mailedLink(svc, ownerEmail, 'sign-in/verify');
+      await fetchPublic(svc, new URL(signInPage).pathname + new URL(signInPage).search);
+      return [
+        tokenOf(signInPage), tokenOf(unopened), tokenOf(invitationLink), owner.cookie.split('=')[1]!, owner.csrf, inviteeCookie.split('=')[1]!,
+        accepted.body.data.csrf_token, key.body.data.key, rotated.body.data.key, ownerEmail, inviteeEmail, unopenedEmail,
+      ];
     },
   },
   {

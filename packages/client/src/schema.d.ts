@@ -52,6 +52,592 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/auth/methods": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Which sign-in methods are on
+         * @description **Authentication:** none.
+         *
+         *     **Authentication:** none.
+         */
+        get: operations["getSignInMethods"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/auth/sign-in-links": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Mail a sign-in link
+         * @description Mails a one-time link to the application. The answer is the same whether or not the address has an account (the link creates it).
+         *
+         *     **Authentication:** none.
+         */
+        post: operations["sendSignInLink"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/auth/sign-in-links/verify": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Sign in with a mailed link
+         * @description Uses the link's token (once, before it expires), starts a session and sets the `flipbook_session` cookie.
+         *
+         *     **Authentication:** none.
+         */
+        post: operations["verifySignInLink"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/auth/password": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Sign in with a password
+         * @description Only with `AUTH_PASSWORDS=true` (403 otherwise). A wrong password and an unknown address answer alike.
+         *
+         *     **Authentication:** none.
+         */
+        post: operations["signInWithPassword"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/auth/passkeys/options": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start signing in with a passkey
+         * @description **Authentication:** none.
+         */
+        post: operations["startPasskeySignIn"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/auth/passkeys/verify": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Sign in with a passkey
+         * @description **Authentication:** none.
+         */
+        post: operations["finishPasskeySignIn"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/auth/sign-out": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Sign out (this session)
+         * @description **Authentication:** none.
+         */
+        post: operations["signOut"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/account": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The signed-in person, their workspaces and this session
+         * @description **Authentication:** a person signed in to the application (the `flipbook_session` cookie, with `X-CSRF-Token` on writes); API keys and OAuth tokens get 403.
+         *
+         *     **Authentication:** a person signed in to the application (the `flipbook_session` cookie, with `X-CSRF-Token` on writes); API keys and OAuth tokens get 403.
+         */
+        get: operations["getAccount"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Change your name
+         * @description **Authentication:** a person signed in to the application (the `flipbook_session` cookie, with `X-CSRF-Token` on writes); API keys and OAuth tokens get 403.
+         *     **Idempotency:** send `Idempotency-Key` to make a retry safe; the first 2xx response is replayed for 24 hours with `X-Idempotent-Replay: true`.
+         */
+        patch: operations["updateAccount"];
+        trace?: never;
+    };
+    "/v1/account/password": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Set or change your password
+         * @description Only with `AUTH_PASSWORDS=true` (403 otherwise). 10 to 256 characters, stored as argon2id. Your other sessions are signed out.
+         *
+         *     **Authentication:** a person signed in to the application (the `flipbook_session` cookie, with `X-CSRF-Token` on writes); API keys and OAuth tokens get 403.
+         *     **Idempotency:** send `Idempotency-Key` to make a retry safe; the first 2xx response is replayed for 24 hours with `X-Idempotent-Replay: true`.
+         */
+        put: operations["setPassword"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/account/active-workspace": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Switch the workspace this session acts in
+         * @description **Authentication:** a person signed in to the application (the `flipbook_session` cookie, with `X-CSRF-Token` on writes); API keys and OAuth tokens get 403.
+         *     **Idempotency:** send `Idempotency-Key` to make a retry safe; the first 2xx response is replayed for 24 hours with `X-Idempotent-Replay: true`.
+         */
+        put: operations["setActiveWorkspace"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/account/sessions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Your signed-in sessions
+         * @description **Authentication:** a person signed in to the application (the `flipbook_session` cookie, with `X-CSRF-Token` on writes); API keys and OAuth tokens get 403.
+         *
+         *     **Authentication:** a person signed in to the application (the `flipbook_session` cookie, with `X-CSRF-Token` on writes); API keys and OAuth tokens get 403.
+         */
+        get: operations["listSessions"];
+        put?: never;
+        post?: never;
+        /**
+         * Sign out everywhere
+         * @description Ends every session of yours, this one included.
+         *
+         *     **Authentication:** a person signed in to the application (the `flipbook_session` cookie, with `X-CSRF-Token` on writes); API keys and OAuth tokens get 403.
+         *     **Idempotency:** send `Idempotency-Key` to make a retry safe; the first 2xx response is replayed for 24 hours with `X-Idempotent-Replay: true`.
+         */
+        delete: operations["endAllSessions"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/account/sessions/{sessionId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Sign out one session
+         * @description **Authentication:** a person signed in to the application (the `flipbook_session` cookie, with `X-CSRF-Token` on writes); API keys and OAuth tokens get 403.
+         *     **Idempotency:** send `Idempotency-Key` to make a retry safe; the first 2xx response is replayed for 24 hours with `X-Idempotent-Replay: true`.
+         */
+        delete: operations["endSession"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/account/passkeys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Your passkeys
+         * @description **Authentication:** a person signed in to the application (the `flipbook_session` cookie, with `X-CSRF-Token` on writes); API keys and OAuth tokens get 403.
+         *
+         *     **Authentication:** a person signed in to the application (the `flipbook_session` cookie, with `X-CSRF-Token` on writes); API keys and OAuth tokens get 403.
+         */
+        get: operations["listPasskeys"];
+        put?: never;
+        /**
+         * Add a passkey
+         * @description **Authentication:** a person signed in to the application (the `flipbook_session` cookie, with `X-CSRF-Token` on writes); API keys and OAuth tokens get 403.
+         *     **Idempotency:** send `Idempotency-Key` to make a retry safe; the first 2xx response is replayed for 24 hours with `X-Idempotent-Replay: true`.
+         */
+        post: operations["addPasskey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/account/passkeys/options": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Start adding a passkey
+         * @description **Authentication:** a person signed in to the application (the `flipbook_session` cookie, with `X-CSRF-Token` on writes); API keys and OAuth tokens get 403.
+         *     **Idempotency:** send `Idempotency-Key` to make a retry safe; the first 2xx response is replayed for 24 hours with `X-Idempotent-Replay: true`.
+         */
+        post: operations["startPasskeyRegistration"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/account/passkeys/{passkeyId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Remove a passkey
+         * @description **Authentication:** a person signed in to the application (the `flipbook_session` cookie, with `X-CSRF-Token` on writes); API keys and OAuth tokens get 403.
+         *     **Idempotency:** send `Idempotency-Key` to make a retry safe; the first 2xx response is replayed for 24 hours with `X-Idempotent-Replay: true`.
+         */
+        delete: operations["removePasskey"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/members": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The workspace's members and their roles
+         * @description **Authentication:** a person signed in to the application (the `flipbook_session` cookie, with `X-CSRF-Token` on writes); API keys and OAuth tokens get 403.
+         *
+         *     **Authentication:** a person signed in to the application (the `flipbook_session` cookie, with `X-CSRF-Token` on writes); API keys and OAuth tokens get 403.
+         */
+        get: operations["listMembers"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/members/{userId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Remove a member, or leave
+         * @description Admins and owners remove members; anyone may remove themselves (leave). The last owner cannot (409). The member's sessions in this workspace end at once.
+         *
+         *     **Authentication:** a person signed in to the application (the `flipbook_session` cookie, with `X-CSRF-Token` on writes); API keys and OAuth tokens get 403.
+         *     **Idempotency:** send `Idempotency-Key` to make a retry safe; the first 2xx response is replayed for 24 hours with `X-Idempotent-Replay: true`.
+         */
+        delete: operations["removeMember"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a member's role
+         * @description Up to your own role; only an owner changes an owner; the last owner cannot be demoted (409).
+         *
+         *     **Authentication:** a person signed in to the application (the `flipbook_session` cookie, with `X-CSRF-Token` on writes); API keys and OAuth tokens get 403. **Role:** `admin` or above in the active workspace.
+         *     **Idempotency:** send `Idempotency-Key` to make a retry safe; the first 2xx response is replayed for 24 hours with `X-Idempotent-Replay: true`.
+         */
+        patch: operations["updateMember"];
+        trace?: never;
+    };
+    "/v1/invitations": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Pending invitations
+         * @description **Authentication:** a person signed in to the application (the `flipbook_session` cookie, with `X-CSRF-Token` on writes); API keys and OAuth tokens get 403. **Role:** `admin` or above in the active workspace.
+         *
+         *     **Authentication:** a person signed in to the application (the `flipbook_session` cookie, with `X-CSRF-Token` on writes); API keys and OAuth tokens get 403. **Role:** `admin` or above in the active workspace.
+         */
+        get: operations["listInvitations"];
+        put?: never;
+        /**
+         * Invite someone by e-mail
+         * @description Mails a link valid 7 days. The role may not be above your own. A pending invitation to the same address is replaced.
+         *
+         *     **Authentication:** a person signed in to the application (the `flipbook_session` cookie, with `X-CSRF-Token` on writes); API keys and OAuth tokens get 403. **Role:** `admin` or above in the active workspace.
+         *     **Idempotency:** send `Idempotency-Key` to make a retry safe; the first 2xx response is replayed for 24 hours with `X-Idempotent-Replay: true`.
+         */
+        post: operations["createInvitation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/invitations/{invitationId}/resend": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Mail an invitation again
+         * @description A new link (the old one stops working), valid 7 days from now.
+         *
+         *     **Authentication:** a person signed in to the application (the `flipbook_session` cookie, with `X-CSRF-Token` on writes); API keys and OAuth tokens get 403. **Role:** `admin` or above in the active workspace.
+         *     **Idempotency:** send `Idempotency-Key` to make a retry safe; the first 2xx response is replayed for 24 hours with `X-Idempotent-Replay: true`.
+         */
+        post: operations["resendInvitation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/invitations/{invitationId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revoke an invitation
+         * @description **Authentication:** a person signed in to the application (the `flipbook_session` cookie, with `X-CSRF-Token` on writes); API keys and OAuth tokens get 403. **Role:** `admin` or above in the active workspace.
+         *     **Idempotency:** send `Idempotency-Key` to make a retry safe; the first 2xx response is replayed for 24 hours with `X-Idempotent-Replay: true`.
+         */
+        delete: operations["revokeInvitation"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/invitations/accept": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Accept an invitation
+         * @description With the token of the mailed link (once, within 7 days): creates the account when needed, adds the membership, signs in and sets the `flipbook_session` cookie.
+         *
+         *     **Authentication:** none.
+         */
+        post: operations["acceptInvitation"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/api-keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The workspace's API keys
+         * @description Active keys (neither revoked nor expired), newest last. Never the keys themselves.
+         *
+         *     **Authentication:** a person signed in to the application (the `flipbook_session` cookie, with `X-CSRF-Token` on writes); API keys and OAuth tokens get 403. **Role:** `admin` or above in the active workspace.
+         *
+         *     **Authentication:** a person signed in to the application (the `flipbook_session` cookie, with `X-CSRF-Token` on writes); API keys and OAuth tokens get 403. **Role:** `admin` or above in the active workspace.
+         */
+        get: operations["listApiKeys"];
+        put?: never;
+        /**
+         * Create an API key
+         * @description The plain key is in this answer only. Its scopes may not exceed your role's (only owners grant `*` and `workspace:write`).
+         *
+         *     **Authentication:** a person signed in to the application (the `flipbook_session` cookie, with `X-CSRF-Token` on writes); API keys and OAuth tokens get 403. **Role:** `admin` or above in the active workspace.
+         *     **Idempotency:** send `Idempotency-Key` to make a retry safe; the first 2xx response is replayed for 24 hours with `X-Idempotent-Replay: true`.
+         */
+        post: operations["createApiKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/api-keys/{keyId}/rotate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Rotate an API key
+         * @description A new key with the same name, scopes and mode. The old one stops at once, or after `overlap_hours` (up to 168, 7 days).
+         *
+         *     **Authentication:** a person signed in to the application (the `flipbook_session` cookie, with `X-CSRF-Token` on writes); API keys and OAuth tokens get 403. **Role:** `admin` or above in the active workspace.
+         *     **Idempotency:** send `Idempotency-Key` to make a retry safe; the first 2xx response is replayed for 24 hours with `X-Idempotent-Replay: true`.
+         */
+        post: operations["rotateApiKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/api-keys/{keyId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revoke an API key
+         * @description Requests with it answer 401 at once, in every process.
+         *
+         *     **Authentication:** a person signed in to the application (the `flipbook_session` cookie, with `X-CSRF-Token` on writes); API keys and OAuth tokens get 403. **Role:** `admin` or above in the active workspace.
+         *     **Idempotency:** send `Idempotency-Key` to make a retry safe; the first 2xx response is replayed for 24 hours with `X-Idempotent-Replay: true`.
+         */
+        delete: operations["revokeApiKey"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/audit-trail": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Who did what to keys, members and invitations
+         * @description Newest first. Follow `meta.next_cursor`.
+         *
+         *     **Authentication:** a person signed in to the application (the `flipbook_session` cookie, with `X-CSRF-Token` on writes); API keys and OAuth tokens get 403. **Role:** `admin` or above in the active workspace.
+         *
+         *     **Authentication:** a person signed in to the application (the `flipbook_session` cookie, with `X-CSRF-Token` on writes); API keys and OAuth tokens get 403. **Role:** `admin` or above in the active workspace.
+         */
+        get: operations["listAuditTrail"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/books": {
         parameters: {
             query?: never;
@@ -3455,12 +4041,154 @@ export interface components {
                 /** @description Human-readable; may change. Branch on status and type instead. */
                 message: string;
                 /** @description Stable error type. */
-                type: "BadRequestException" | "AuthenticationException" | "AuthorizationException" | "PlanRestrictionException" | "ModelNotFoundException" | "RouteNotFoundException" | "MethodNotAllowedException" | "ConflictException" | "IdempotencyInProgressException" | "RequestTimeoutException" | "GoneException" | "PayloadTooLargeException" | "URITooLongException" | "UnsupportedMediaTypeException" | "ValidationException" | "IdempotencyKeyReusedException" | "RateLimitException" | "RequestHeaderFieldsTooLargeException" | "InternalServerError" | "BadGatewayException" | "ServiceUnavailableException";
+                type: "BadRequestException" | "AuthenticationException" | "AuthorizationException" | "PlanRestrictionException" | "CsrfException" | "ModelNotFoundException" | "RouteNotFoundException" | "MethodNotAllowedException" | "ConflictException" | "IdempotencyInProgressException" | "RequestTimeoutException" | "GoneException" | "PayloadTooLargeException" | "URITooLongException" | "UnsupportedMediaTypeException" | "ValidationException" | "IdempotencyKeyReusedException" | "RateLimitException" | "RequestHeaderFieldsTooLargeException" | "InternalServerError" | "BadGatewayException" | "ServiceUnavailableException";
                 /** @description Field name → messages (validation), or the facts behind the error (scopes, plan). */
                 details?: {
                     [key: string]: string[];
                 };
             };
+        };
+        /** Account */
+        Account: {
+            user: {
+                id: number;
+                email: string;
+                name: string | null;
+                has_password: boolean;
+                /** Format: date-time */
+                created_at: string;
+            };
+            /** @description Every workspace the person belongs to, with their role there. */
+            workspaces: {
+                id: number;
+                name: string;
+                slug: string;
+                plan: string;
+                role: string;
+            }[];
+            active_workspace: {
+                id: number;
+                name: string;
+                slug: string;
+                plan: string;
+                role: string;
+            } | null;
+            /** @description Send as `X-CSRF-Token` on every write made with the session cookie. */
+            csrf_token: string;
+            session: {
+                id: number;
+                /** Format: date-time */
+                created_at: string;
+                /** Format: date-time */
+                expires_at: string;
+            };
+        };
+        /** Session */
+        Session: {
+            id: number;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            last_seen_at: string;
+            /** Format: date-time */
+            expires_at: string;
+            user_agent: string | null;
+            /** @description The session making this request. */
+            current: boolean;
+        };
+        /** Passkey */
+        Passkey: {
+            id: number;
+            name: string;
+            /** Format: date-time */
+            created_at: string;
+            last_used_at: string | null;
+        };
+        /** Member */
+        Member: {
+            user_id: number;
+            email: string;
+            name: string | null;
+            role: string;
+            /** Format: date-time */
+            joined_at: string;
+            /** @description The person making this request. */
+            you: boolean;
+        };
+        /** Invitation */
+        Invitation: {
+            id: number;
+            email: string;
+            role: string;
+            invited_by: {
+                id: number;
+                email: string;
+            } | null;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            expires_at: string;
+        };
+        /** API key */
+        ApiKey: {
+            id: number;
+            name: string;
+            /** @description The start of the key, for telling keys apart; never the key. */
+            prefix: string;
+            scopes: string[];
+            /** @description `live` or `test`. */
+            mode: string;
+            created_by: {
+                id: number;
+                email: string;
+            } | null;
+            /** Format: date-time */
+            created_at: string;
+            last_used_at: string | null;
+            expires_at: string | null;
+            revoked_at: string | null;
+            rotated_from_id: number | null;
+        };
+        /** Created API key */
+        CreatedApiKey: {
+            id: number;
+            name: string;
+            /** @description The start of the key, for telling keys apart; never the key. */
+            prefix: string;
+            scopes: string[];
+            /** @description `live` or `test`. */
+            mode: string;
+            created_by: {
+                id: number;
+                email: string;
+            } | null;
+            /** Format: date-time */
+            created_at: string;
+            last_used_at: string | null;
+            expires_at: string | null;
+            revoked_at: string | null;
+            rotated_from_id: number | null;
+            /** @description The key itself: shown in this answer only; only its hash is stored. */
+            key: string;
+        };
+        /** Audit event */
+        AuditEvent: {
+            id: number;
+            actor: {
+                /** @description `user`, `api_key` or `operator`. */
+                type: string;
+                id: number | null;
+                label: string;
+            };
+            /** @description api_key.created, api_key.rotated, api_key.revoked, member.added, member.role_changed, member.removed, member.left, invitation.sent, invitation.resent, invitation.revoked, invitation.accepted. */
+            action: string;
+            target_type: string;
+            target_id: string;
+            metadata: {
+                [key: string]: unknown;
+            };
+            /** Format: date-time */
+            created_at: string;
         };
         /** Book */
         Book: {
@@ -4231,6 +4959,7 @@ export interface operations {
                      *           "key_id": 3,
                      *           "key_prefix": "wsk_live_4fQ9xa…",
                      *           "mode": "live",
+                     *           "user": null,
                      *           "scopes": [
                      *             "*"
                      *           ]
@@ -4259,13 +4988,21 @@ export interface operations {
                                 };
                             };
                             auth: {
-                                /** @description `api_key` (OAuth 2 tokens will report `oauth`). */
+                                /** @description `api_key`, or `session` for a person signed in to the application (OAuth 2 tokens will report `oauth`). */
                                 method: string;
-                                key_id: number;
-                                /** @description The start of the key, for telling keys apart; never the key. */
-                                key_prefix: string;
-                                /** @description `live` or `test`. */
-                                mode: string;
+                                /** @description The key (method `api_key`), else null. */
+                                key_id: number | null;
+                                /** @description The start of the key, for telling keys apart; never the key. Null without a key. */
+                                key_prefix: string | null;
+                                /** @description `live` or `test`; null without a key. */
+                                mode: string | null;
+                                /** @description The signed-in person (method `session`), else null. */
+                                user: {
+                                    id: number;
+                                    email: string;
+                                    /** @description `owner`, `admin`, `editor` or `viewer`. */
+                                    role: string;
+                                } | null;
                                 /** @description Granted scopes; `*` grants all of: analytics:read, books:read, books:write, brand:read, brand:write, catalogs:read, catalogs:write, exports:read, subscribers:read, subscribers:write, tracked-links:read, tracked-links:write, webhooks:read, webhooks:write, workspace:write. */
                                 scopes: string[];
                             };
@@ -4273,6 +5010,3146 @@ export interface operations {
                                 workspace_per_minute: number;
                                 endpoint_per_minute: number;
                             };
+                        };
+                    };
+                };
+            };
+            /** @description Bad request (BadRequestException): malformed JSON or URL, a JSON body nested more than 64 levels, a malformed multipart body, a percent-encoded `api_key` name, or a request the operation cannot take. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The API key is missing, wrong or revoked (AuthenticationException). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The key lacks the scope (AuthorizationException; details list required_scope and granted_scopes) or the plan lacks the feature (PlanRestrictionException). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Validation failed (ValidationException; details map each field to its messages: schema rules, NUL characters or unpaired surrogates in any text, numbers out of range), or an Idempotency-Key reused with another request (IdempotencyKeyReusedException). */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit exceeded (RateLimitException); Retry-After gives the seconds to wait. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected error (InternalServerError); no internal detail is returned. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getSignInMethods: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            sign_in_link: boolean;
+                            passkey: boolean;
+                            password: boolean;
+                        };
+                    };
+                };
+            };
+            /** @description Bad request (BadRequestException): malformed JSON or URL, a JSON body nested more than 64 levels, a malformed multipart body, a percent-encoded `api_key` name, or a request the operation cannot take. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Validation failed (ValidationException; details map each field to its messages: schema rules, NUL characters or unpaired surrogates in any text, numbers out of range), or an Idempotency-Key reused with another request (IdempotencyKeyReusedException). */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit exceeded (RateLimitException); Retry-After gives the seconds to wait. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected error (InternalServerError); no internal detail is returned. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    sendSignInLink: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description An e-mail address. */
+                    email: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            sent: boolean;
+                        };
+                    };
+                };
+            };
+            /** @description Bad request (BadRequestException): malformed JSON or URL, a JSON body nested more than 64 levels, a malformed multipart body, a percent-encoded `api_key` name, or a request the operation cannot take. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The key lacks the scope (AuthorizationException; details list required_scope and granted_scopes) or the plan lacks the feature (PlanRestrictionException). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The body is larger than accepted (PayloadTooLargeException). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unsupported Content-Type (UnsupportedMediaTypeException); the message quotes the type sent. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Validation failed (ValidationException; details map each field to its messages: schema rules, NUL characters or unpaired surrogates in any text, numbers out of range), or an Idempotency-Key reused with another request (IdempotencyKeyReusedException). */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit exceeded (RateLimitException); Retry-After gives the seconds to wait. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected error (InternalServerError); no internal detail is returned. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    verifySignInLink: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The token of the mailed link (its `token` query parameter). */
+                    token: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Account"];
+                    };
+                };
+            };
+            /** @description Bad request (BadRequestException): malformed JSON or URL, a JSON body nested more than 64 levels, a malformed multipart body, a percent-encoded `api_key` name, or a request the operation cannot take. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The key lacks the scope (AuthorizationException; details list required_scope and granted_scopes) or the plan lacks the feature (PlanRestrictionException). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Error */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The body is larger than accepted (PayloadTooLargeException). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unsupported Content-Type (UnsupportedMediaTypeException); the message quotes the type sent. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Validation failed (ValidationException; details map each field to its messages: schema rules, NUL characters or unpaired surrogates in any text, numbers out of range), or an Idempotency-Key reused with another request (IdempotencyKeyReusedException). */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit exceeded (RateLimitException); Retry-After gives the seconds to wait. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected error (InternalServerError); no internal detail is returned. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    signInWithPassword: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description An e-mail address. */
+                    email: string;
+                    password: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Account"];
+                    };
+                };
+            };
+            /** @description Bad request (BadRequestException): malformed JSON or URL, a JSON body nested more than 64 levels, a malformed multipart body, a percent-encoded `api_key` name, or a request the operation cannot take. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The API key is missing, wrong or revoked (AuthenticationException). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The key lacks the scope (AuthorizationException; details list required_scope and granted_scopes) or the plan lacks the feature (PlanRestrictionException). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The body is larger than accepted (PayloadTooLargeException). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unsupported Content-Type (UnsupportedMediaTypeException); the message quotes the type sent. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Validation failed (ValidationException; details map each field to its messages: schema rules, NUL characters or unpaired surrogates in any text, numbers out of range), or an Idempotency-Key reused with another request (IdempotencyKeyReusedException). */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit exceeded (RateLimitException); Retry-After gives the seconds to wait. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected error (InternalServerError); no internal detail is returned. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    startPasskeySignIn: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description Send back with the browser's answer. */
+                            challenge_id: string;
+                            /** @description WebAuthn options in their JSON form, for `navigator.credentials` (or @simplewebauthn/browser). */
+                            options: {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description Bad request (BadRequestException): malformed JSON or URL, a JSON body nested more than 64 levels, a malformed multipart body, a percent-encoded `api_key` name, or a request the operation cannot take. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The key lacks the scope (AuthorizationException; details list required_scope and granted_scopes) or the plan lacks the feature (PlanRestrictionException). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The body is larger than accepted (PayloadTooLargeException). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unsupported Content-Type (UnsupportedMediaTypeException); the message quotes the type sent. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Validation failed (ValidationException; details map each field to its messages: schema rules, NUL characters or unpaired surrogates in any text, numbers out of range), or an Idempotency-Key reused with another request (IdempotencyKeyReusedException). */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit exceeded (RateLimitException); Retry-After gives the seconds to wait. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected error (InternalServerError); no internal detail is returned. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    finishPasskeySignIn: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    challenge_id: string;
+                    /** @description The credential in its JSON form (`PublicKeyCredential.toJSON()`). */
+                    response: {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Account"];
+                    };
+                };
+            };
+            /** @description Bad request (BadRequestException): malformed JSON or URL, a JSON body nested more than 64 levels, a malformed multipart body, a percent-encoded `api_key` name, or a request the operation cannot take. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The API key is missing, wrong or revoked (AuthenticationException). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The key lacks the scope (AuthorizationException; details list required_scope and granted_scopes) or the plan lacks the feature (PlanRestrictionException). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The body is larger than accepted (PayloadTooLargeException). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unsupported Content-Type (UnsupportedMediaTypeException); the message quotes the type sent. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Validation failed (ValidationException; details map each field to its messages: schema rules, NUL characters or unpaired surrogates in any text, numbers out of range), or an Idempotency-Key reused with another request (IdempotencyKeyReusedException). */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit exceeded (RateLimitException); Retry-After gives the seconds to wait. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected error (InternalServerError); no internal detail is returned. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    signOut: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Signed out; the cookie is cleared. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad request (BadRequestException): malformed JSON or URL, a JSON body nested more than 64 levels, a malformed multipart body, a percent-encoded `api_key` name, or a request the operation cannot take. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The key lacks the scope (AuthorizationException; details list required_scope and granted_scopes) or the plan lacks the feature (PlanRestrictionException). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The body is larger than accepted (PayloadTooLargeException). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unsupported Content-Type (UnsupportedMediaTypeException); the message quotes the type sent. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Validation failed (ValidationException; details map each field to its messages: schema rules, NUL characters or unpaired surrogates in any text, numbers out of range), or an Idempotency-Key reused with another request (IdempotencyKeyReusedException). */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit exceeded (RateLimitException); Retry-After gives the seconds to wait. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected error (InternalServerError); no internal detail is returned. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getAccount: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Account"];
+                    };
+                };
+            };
+            /** @description Bad request (BadRequestException): malformed JSON or URL, a JSON body nested more than 64 levels, a malformed multipart body, a percent-encoded `api_key` name, or a request the operation cannot take. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The API key is missing, wrong or revoked (AuthenticationException). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The key lacks the scope (AuthorizationException; details list required_scope and granted_scopes) or the plan lacks the feature (PlanRestrictionException). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Validation failed (ValidationException; details map each field to its messages: schema rules, NUL characters or unpaired surrogates in any text, numbers out of range), or an Idempotency-Key reused with another request (IdempotencyKeyReusedException). */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit exceeded (RateLimitException); Retry-After gives the seconds to wait. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected error (InternalServerError); no internal detail is returned. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    updateAccount: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    name: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Account"];
+                    };
+                };
+            };
+            /** @description Bad request (BadRequestException): malformed JSON or URL, a JSON body nested more than 64 levels, a malformed multipart body, a percent-encoded `api_key` name, or a request the operation cannot take. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The API key is missing, wrong or revoked (AuthenticationException). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The key lacks the scope (AuthorizationException; details list required_scope and granted_scopes) or the plan lacks the feature (PlanRestrictionException). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Conflict (ConflictException, IdempotencyInProgressException). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The body is larger than accepted (PayloadTooLargeException). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unsupported Content-Type (UnsupportedMediaTypeException); the message quotes the type sent. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Validation failed (ValidationException; details map each field to its messages: schema rules, NUL characters or unpaired surrogates in any text, numbers out of range), or an Idempotency-Key reused with another request (IdempotencyKeyReusedException). */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit exceeded (RateLimitException); Retry-After gives the seconds to wait. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected error (InternalServerError); no internal detail is returned. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    setPassword: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    password: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The password is set. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad request (BadRequestException): malformed JSON or URL, a JSON body nested more than 64 levels, a malformed multipart body, a percent-encoded `api_key` name, or a request the operation cannot take. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The API key is missing, wrong or revoked (AuthenticationException). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The key lacks the scope (AuthorizationException; details list required_scope and granted_scopes) or the plan lacks the feature (PlanRestrictionException). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Conflict (ConflictException, IdempotencyInProgressException). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The body is larger than accepted (PayloadTooLargeException). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unsupported Content-Type (UnsupportedMediaTypeException); the message quotes the type sent. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Validation failed (ValidationException; details map each field to its messages: schema rules, NUL characters or unpaired surrogates in any text, numbers out of range), or an Idempotency-Key reused with another request (IdempotencyKeyReusedException). */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit exceeded (RateLimitException); Retry-After gives the seconds to wait. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected error (InternalServerError); no internal detail is returned. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    setActiveWorkspace: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    workspace_id: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Account"];
+                    };
+                };
+            };
+            /** @description Bad request (BadRequestException): malformed JSON or URL, a JSON body nested more than 64 levels, a malformed multipart body, a percent-encoded `api_key` name, or a request the operation cannot take. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The API key is missing, wrong or revoked (AuthenticationException). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The key lacks the scope (AuthorizationException; details list required_scope and granted_scopes) or the plan lacks the feature (PlanRestrictionException). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found (ModelNotFoundException). Records of other workspaces answer exactly like missing ones. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Conflict (ConflictException, IdempotencyInProgressException). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The body is larger than accepted (PayloadTooLargeException). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unsupported Content-Type (UnsupportedMediaTypeException); the message quotes the type sent. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Validation failed (ValidationException; details map each field to its messages: schema rules, NUL characters or unpaired surrogates in any text, numbers out of range), or an Idempotency-Key reused with another request (IdempotencyKeyReusedException). */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit exceeded (RateLimitException); Retry-After gives the seconds to wait. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected error (InternalServerError); no internal detail is returned. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    listSessions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Session"][];
+                    };
+                };
+            };
+            /** @description Bad request (BadRequestException): malformed JSON or URL, a JSON body nested more than 64 levels, a malformed multipart body, a percent-encoded `api_key` name, or a request the operation cannot take. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The API key is missing, wrong or revoked (AuthenticationException). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The key lacks the scope (AuthorizationException; details list required_scope and granted_scopes) or the plan lacks the feature (PlanRestrictionException). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Validation failed (ValidationException; details map each field to its messages: schema rules, NUL characters or unpaired surrogates in any text, numbers out of range), or an Idempotency-Key reused with another request (IdempotencyKeyReusedException). */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit exceeded (RateLimitException); Retry-After gives the seconds to wait. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected error (InternalServerError); no internal detail is returned. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    endAllSessions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Every session is ended. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad request (BadRequestException): malformed JSON or URL, a JSON body nested more than 64 levels, a malformed multipart body, a percent-encoded `api_key` name, or a request the operation cannot take. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The API key is missing, wrong or revoked (AuthenticationException). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The key lacks the scope (AuthorizationException; details list required_scope and granted_scopes) or the plan lacks the feature (PlanRestrictionException). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Conflict (ConflictException, IdempotencyInProgressException). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The body is larger than accepted (PayloadTooLargeException). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unsupported Content-Type (UnsupportedMediaTypeException); the message quotes the type sent. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Validation failed (ValidationException; details map each field to its messages: schema rules, NUL characters or unpaired surrogates in any text, numbers out of range), or an Idempotency-Key reused with another request (IdempotencyKeyReusedException). */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit exceeded (RateLimitException); Retry-After gives the seconds to wait. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected error (InternalServerError); no internal detail is returned. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    endSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                sessionId: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The session is ended. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad request (BadRequestException): malformed JSON or URL, a JSON body nested more than 64 levels, a malformed multipart body, a percent-encoded `api_key` name, or a request the operation cannot take. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The API key is missing, wrong or revoked (AuthenticationException). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The key lacks the scope (AuthorizationException; details list required_scope and granted_scopes) or the plan lacks the feature (PlanRestrictionException). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found (ModelNotFoundException). Records of other workspaces answer exactly like missing ones. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Conflict (ConflictException, IdempotencyInProgressException). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The body is larger than accepted (PayloadTooLargeException). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A path segment is longer than 2048 characters (URITooLongException). */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unsupported Content-Type (UnsupportedMediaTypeException); the message quotes the type sent. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Validation failed (ValidationException; details map each field to its messages: schema rules, NUL characters or unpaired surrogates in any text, numbers out of range), or an Idempotency-Key reused with another request (IdempotencyKeyReusedException). */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit exceeded (RateLimitException); Retry-After gives the seconds to wait. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected error (InternalServerError); no internal detail is returned. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    listPasskeys: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Passkey"][];
+                    };
+                };
+            };
+            /** @description Bad request (BadRequestException): malformed JSON or URL, a JSON body nested more than 64 levels, a malformed multipart body, a percent-encoded `api_key` name, or a request the operation cannot take. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The API key is missing, wrong or revoked (AuthenticationException). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The key lacks the scope (AuthorizationException; details list required_scope and granted_scopes) or the plan lacks the feature (PlanRestrictionException). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Validation failed (ValidationException; details map each field to its messages: schema rules, NUL characters or unpaired surrogates in any text, numbers out of range), or an Idempotency-Key reused with another request (IdempotencyKeyReusedException). */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit exceeded (RateLimitException); Retry-After gives the seconds to wait. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected error (InternalServerError); no internal detail is returned. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    addPasskey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    challenge_id: string;
+                    /** @description The credential in its JSON form (`PublicKeyCredential.toJSON()`). */
+                    response: {
+                        [key: string]: unknown;
+                    };
+                    name?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Passkey"];
+                    };
+                };
+            };
+            /** @description Bad request (BadRequestException): malformed JSON or URL, a JSON body nested more than 64 levels, a malformed multipart body, a percent-encoded `api_key` name, or a request the operation cannot take. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The API key is missing, wrong or revoked (AuthenticationException). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The key lacks the scope (AuthorizationException; details list required_scope and granted_scopes) or the plan lacks the feature (PlanRestrictionException). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Conflict (ConflictException, IdempotencyInProgressException). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The body is larger than accepted (PayloadTooLargeException). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unsupported Content-Type (UnsupportedMediaTypeException); the message quotes the type sent. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Validation failed (ValidationException; details map each field to its messages: schema rules, NUL characters or unpaired surrogates in any text, numbers out of range), or an Idempotency-Key reused with another request (IdempotencyKeyReusedException). */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit exceeded (RateLimitException); Retry-After gives the seconds to wait. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected error (InternalServerError); no internal detail is returned. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    startPasskeyRegistration: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description Send back with the browser's answer. */
+                            challenge_id: string;
+                            /** @description WebAuthn options in their JSON form, for `navigator.credentials` (or @simplewebauthn/browser). */
+                            options: {
+                                [key: string]: unknown;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description Bad request (BadRequestException): malformed JSON or URL, a JSON body nested more than 64 levels, a malformed multipart body, a percent-encoded `api_key` name, or a request the operation cannot take. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The API key is missing, wrong or revoked (AuthenticationException). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The key lacks the scope (AuthorizationException; details list required_scope and granted_scopes) or the plan lacks the feature (PlanRestrictionException). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Conflict (ConflictException, IdempotencyInProgressException). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The body is larger than accepted (PayloadTooLargeException). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unsupported Content-Type (UnsupportedMediaTypeException); the message quotes the type sent. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Validation failed (ValidationException; details map each field to its messages: schema rules, NUL characters or unpaired surrogates in any text, numbers out of range), or an Idempotency-Key reused with another request (IdempotencyKeyReusedException). */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit exceeded (RateLimitException); Retry-After gives the seconds to wait. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected error (InternalServerError); no internal detail is returned. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    removePasskey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                passkeyId: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The passkey is removed. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad request (BadRequestException): malformed JSON or URL, a JSON body nested more than 64 levels, a malformed multipart body, a percent-encoded `api_key` name, or a request the operation cannot take. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The API key is missing, wrong or revoked (AuthenticationException). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The key lacks the scope (AuthorizationException; details list required_scope and granted_scopes) or the plan lacks the feature (PlanRestrictionException). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found (ModelNotFoundException). Records of other workspaces answer exactly like missing ones. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Conflict (ConflictException, IdempotencyInProgressException). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The body is larger than accepted (PayloadTooLargeException). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A path segment is longer than 2048 characters (URITooLongException). */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unsupported Content-Type (UnsupportedMediaTypeException); the message quotes the type sent. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Validation failed (ValidationException; details map each field to its messages: schema rules, NUL characters or unpaired surrogates in any text, numbers out of range), or an Idempotency-Key reused with another request (IdempotencyKeyReusedException). */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit exceeded (RateLimitException); Retry-After gives the seconds to wait. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected error (InternalServerError); no internal detail is returned. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    listMembers: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Member"][];
+                    };
+                };
+            };
+            /** @description Bad request (BadRequestException): malformed JSON or URL, a JSON body nested more than 64 levels, a malformed multipart body, a percent-encoded `api_key` name, or a request the operation cannot take. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The API key is missing, wrong or revoked (AuthenticationException). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The key lacks the scope (AuthorizationException; details list required_scope and granted_scopes) or the plan lacks the feature (PlanRestrictionException). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Validation failed (ValidationException; details map each field to its messages: schema rules, NUL characters or unpaired surrogates in any text, numbers out of range), or an Idempotency-Key reused with another request (IdempotencyKeyReusedException). */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit exceeded (RateLimitException); Retry-After gives the seconds to wait. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected error (InternalServerError); no internal detail is returned. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    removeMember: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                userId: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad request (BadRequestException): malformed JSON or URL, a JSON body nested more than 64 levels, a malformed multipart body, a percent-encoded `api_key` name, or a request the operation cannot take. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The API key is missing, wrong or revoked (AuthenticationException). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The key lacks the scope (AuthorizationException; details list required_scope and granted_scopes) or the plan lacks the feature (PlanRestrictionException). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found (ModelNotFoundException). Records of other workspaces answer exactly like missing ones. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Conflict (ConflictException, IdempotencyInProgressException). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The body is larger than accepted (PayloadTooLargeException). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A path segment is longer than 2048 characters (URITooLongException). */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unsupported Content-Type (UnsupportedMediaTypeException); the message quotes the type sent. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Validation failed (ValidationException; details map each field to its messages: schema rules, NUL characters or unpaired surrogates in any text, numbers out of range), or an Idempotency-Key reused with another request (IdempotencyKeyReusedException). */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit exceeded (RateLimitException); Retry-After gives the seconds to wait. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected error (InternalServerError); no internal detail is returned. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    updateMember: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                userId: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description viewer < editor < admin < owner. */
+                    role: "viewer" | "editor" | "admin" | "owner";
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Member"];
+                    };
+                };
+            };
+            /** @description Bad request (BadRequestException): malformed JSON or URL, a JSON body nested more than 64 levels, a malformed multipart body, a percent-encoded `api_key` name, or a request the operation cannot take. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The API key is missing, wrong or revoked (AuthenticationException). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The key lacks the scope (AuthorizationException; details list required_scope and granted_scopes) or the plan lacks the feature (PlanRestrictionException). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found (ModelNotFoundException). Records of other workspaces answer exactly like missing ones. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Conflict (ConflictException, IdempotencyInProgressException). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The body is larger than accepted (PayloadTooLargeException). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A path segment is longer than 2048 characters (URITooLongException). */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unsupported Content-Type (UnsupportedMediaTypeException); the message quotes the type sent. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Validation failed (ValidationException; details map each field to its messages: schema rules, NUL characters or unpaired surrogates in any text, numbers out of range), or an Idempotency-Key reused with another request (IdempotencyKeyReusedException). */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit exceeded (RateLimitException); Retry-After gives the seconds to wait. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected error (InternalServerError); no internal detail is returned. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    listInvitations: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Invitation"][];
+                    };
+                };
+            };
+            /** @description Bad request (BadRequestException): malformed JSON or URL, a JSON body nested more than 64 levels, a malformed multipart body, a percent-encoded `api_key` name, or a request the operation cannot take. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The API key is missing, wrong or revoked (AuthenticationException). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The key lacks the scope (AuthorizationException; details list required_scope and granted_scopes) or the plan lacks the feature (PlanRestrictionException). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Validation failed (ValidationException; details map each field to its messages: schema rules, NUL characters or unpaired surrogates in any text, numbers out of range), or an Idempotency-Key reused with another request (IdempotencyKeyReusedException). */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit exceeded (RateLimitException); Retry-After gives the seconds to wait. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected error (InternalServerError); no internal detail is returned. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    createInvitation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description An e-mail address. */
+                    email: string;
+                    /** @description viewer < editor < admin < owner. */
+                    role: "viewer" | "editor" | "admin" | "owner";
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Invitation"];
+                    };
+                };
+            };
+            /** @description Bad request (BadRequestException): malformed JSON or URL, a JSON body nested more than 64 levels, a malformed multipart body, a percent-encoded `api_key` name, or a request the operation cannot take. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The API key is missing, wrong or revoked (AuthenticationException). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The key lacks the scope (AuthorizationException; details list required_scope and granted_scopes) or the plan lacks the feature (PlanRestrictionException). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Conflict (ConflictException, IdempotencyInProgressException). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The body is larger than accepted (PayloadTooLargeException). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unsupported Content-Type (UnsupportedMediaTypeException); the message quotes the type sent. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Validation failed (ValidationException; details map each field to its messages: schema rules, NUL characters or unpaired surrogates in any text, numbers out of range), or an Idempotency-Key reused with another request (IdempotencyKeyReusedException). */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit exceeded (RateLimitException); Retry-After gives the seconds to wait. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected error (InternalServerError); no internal detail is returned. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    resendInvitation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                invitationId: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Invitation"];
+                    };
+                };
+            };
+            /** @description Bad request (BadRequestException): malformed JSON or URL, a JSON body nested more than 64 levels, a malformed multipart body, a percent-encoded `api_key` name, or a request the operation cannot take. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The API key is missing, wrong or revoked (AuthenticationException). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The key lacks the scope (AuthorizationException; details list required_scope and granted_scopes) or the plan lacks the feature (PlanRestrictionException). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found (ModelNotFoundException). Records of other workspaces answer exactly like missing ones. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Conflict (ConflictException, IdempotencyInProgressException). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The body is larger than accepted (PayloadTooLargeException). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A path segment is longer than 2048 characters (URITooLongException). */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unsupported Content-Type (UnsupportedMediaTypeException); the message quotes the type sent. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Validation failed (ValidationException; details map each field to its messages: schema rules, NUL characters or unpaired surrogates in any text, numbers out of range), or an Idempotency-Key reused with another request (IdempotencyKeyReusedException). */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit exceeded (RateLimitException); Retry-After gives the seconds to wait. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected error (InternalServerError); no internal detail is returned. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    revokeInvitation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                invitationId: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Revoked: its link no longer works. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad request (BadRequestException): malformed JSON or URL, a JSON body nested more than 64 levels, a malformed multipart body, a percent-encoded `api_key` name, or a request the operation cannot take. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The API key is missing, wrong or revoked (AuthenticationException). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The key lacks the scope (AuthorizationException; details list required_scope and granted_scopes) or the plan lacks the feature (PlanRestrictionException). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found (ModelNotFoundException). Records of other workspaces answer exactly like missing ones. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Conflict (ConflictException, IdempotencyInProgressException). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The body is larger than accepted (PayloadTooLargeException). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A path segment is longer than 2048 characters (URITooLongException). */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unsupported Content-Type (UnsupportedMediaTypeException); the message quotes the type sent. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Validation failed (ValidationException; details map each field to its messages: schema rules, NUL characters or unpaired surrogates in any text, numbers out of range), or an Idempotency-Key reused with another request (IdempotencyKeyReusedException). */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit exceeded (RateLimitException); Retry-After gives the seconds to wait. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected error (InternalServerError); no internal detail is returned. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    acceptInvitation: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The token of the mailed link (its `token` query parameter). */
+                    token: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["Account"];
+                    };
+                };
+            };
+            /** @description Bad request (BadRequestException): malformed JSON or URL, a JSON body nested more than 64 levels, a malformed multipart body, a percent-encoded `api_key` name, or a request the operation cannot take. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The key lacks the scope (AuthorizationException; details list required_scope and granted_scopes) or the plan lacks the feature (PlanRestrictionException). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Error */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The body is larger than accepted (PayloadTooLargeException). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unsupported Content-Type (UnsupportedMediaTypeException); the message quotes the type sent. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Validation failed (ValidationException; details map each field to its messages: schema rules, NUL characters or unpaired surrogates in any text, numbers out of range), or an Idempotency-Key reused with another request (IdempotencyKeyReusedException). */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit exceeded (RateLimitException); Retry-After gives the seconds to wait. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected error (InternalServerError); no internal detail is returned. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    listApiKeys: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ApiKey"][];
+                    };
+                };
+            };
+            /** @description Bad request (BadRequestException): malformed JSON or URL, a JSON body nested more than 64 levels, a malformed multipart body, a percent-encoded `api_key` name, or a request the operation cannot take. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The API key is missing, wrong or revoked (AuthenticationException). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The key lacks the scope (AuthorizationException; details list required_scope and granted_scopes) or the plan lacks the feature (PlanRestrictionException). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Validation failed (ValidationException; details map each field to its messages: schema rules, NUL characters or unpaired surrogates in any text, numbers out of range), or an Idempotency-Key reused with another request (IdempotencyKeyReusedException). */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit exceeded (RateLimitException); Retry-After gives the seconds to wait. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected error (InternalServerError); no internal detail is returned. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    createApiKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    name: string;
+                    scopes: ("*" | "analytics:read" | "books:read" | "books:write" | "brand:read" | "brand:write" | "catalogs:read" | "catalogs:write" | "exports:read" | "subscribers:read" | "subscribers:write" | "tracked-links:read" | "tracked-links:write" | "webhooks:read" | "webhooks:write" | "workspace:write")[];
+                    /** @default live */
+                    mode?: "live" | "test";
+                    expires_at?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["CreatedApiKey"];
+                    };
+                };
+            };
+            /** @description Bad request (BadRequestException): malformed JSON or URL, a JSON body nested more than 64 levels, a malformed multipart body, a percent-encoded `api_key` name, or a request the operation cannot take. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The API key is missing, wrong or revoked (AuthenticationException). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The key lacks the scope (AuthorizationException; details list required_scope and granted_scopes) or the plan lacks the feature (PlanRestrictionException). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Conflict (ConflictException, IdempotencyInProgressException). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The body is larger than accepted (PayloadTooLargeException). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unsupported Content-Type (UnsupportedMediaTypeException); the message quotes the type sent. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Validation failed (ValidationException; details map each field to its messages: schema rules, NUL characters or unpaired surrogates in any text, numbers out of range), or an Idempotency-Key reused with another request (IdempotencyKeyReusedException). */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit exceeded (RateLimitException); Retry-After gives the seconds to wait. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected error (InternalServerError); no internal detail is returned. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    rotateApiKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                keyId: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @default 0 */
+                    overlap_hours?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["CreatedApiKey"];
+                    };
+                };
+            };
+            /** @description Bad request (BadRequestException): malformed JSON or URL, a JSON body nested more than 64 levels, a malformed multipart body, a percent-encoded `api_key` name, or a request the operation cannot take. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The API key is missing, wrong or revoked (AuthenticationException). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The key lacks the scope (AuthorizationException; details list required_scope and granted_scopes) or the plan lacks the feature (PlanRestrictionException). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found (ModelNotFoundException). Records of other workspaces answer exactly like missing ones. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Conflict (ConflictException, IdempotencyInProgressException). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The body is larger than accepted (PayloadTooLargeException). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A path segment is longer than 2048 characters (URITooLongException). */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unsupported Content-Type (UnsupportedMediaTypeException); the message quotes the type sent. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Validation failed (ValidationException; details map each field to its messages: schema rules, NUL characters or unpaired surrogates in any text, numbers out of range), or an Idempotency-Key reused with another request (IdempotencyKeyReusedException). */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit exceeded (RateLimitException); Retry-After gives the seconds to wait. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected error (InternalServerError); no internal detail is returned. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    revokeApiKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                keyId: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ApiKey"];
+                    };
+                };
+            };
+            /** @description Bad request (BadRequestException): malformed JSON or URL, a JSON body nested more than 64 levels, a malformed multipart body, a percent-encoded `api_key` name, or a request the operation cannot take. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The API key is missing, wrong or revoked (AuthenticationException). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The key lacks the scope (AuthorizationException; details list required_scope and granted_scopes) or the plan lacks the feature (PlanRestrictionException). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found (ModelNotFoundException). Records of other workspaces answer exactly like missing ones. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Conflict (ConflictException, IdempotencyInProgressException). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The body is larger than accepted (PayloadTooLargeException). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A path segment is longer than 2048 characters (URITooLongException). */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unsupported Content-Type (UnsupportedMediaTypeException); the message quotes the type sent. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Validation failed (ValidationException; details map each field to its messages: schema rules, NUL characters or unpaired surrogates in any text, numbers out of range), or an Idempotency-Key reused with another request (IdempotencyKeyReusedException). */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit exceeded (RateLimitException); Retry-After gives the seconds to wait. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected error (InternalServerError); no internal detail is returned. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    listAuditTrail: {
+        parameters: {
+            query?: {
+                /** @description Opaque cursor from `meta.next_cursor`. */
+                cursor?: string;
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["AuditEvent"][];
+                        meta: {
+                            /** @description Pass as `cursor` to get the next page; null on the last page. */
+                            next_cursor: string | null;
+                            has_more: boolean;
                         };
                     };
                 };

@@ -20,7 +20,8 @@ import { and, desc, eq, inArray, sql } from 'drizzle-orm';
 import type { Db } from '../../platform/db/database.ts';
 import { ERRORS } from '../../platform/errors.ts';
 import type { JobQueue } from '../../platform/jobs/queue.ts';
-import type { AuthContext, WorkspacesService } from '../workspaces/workspaces.service.ts';
+import type { WorkspacesService } from '../workspaces/workspaces.service.ts';
+import type { AuthContext } from '../../platform/auth/auth-context.ts';
 import { slugify } from '../workspaces/workspaces.service.ts';
 import type { CatalogsService } from '../catalogs/catalogs.service.ts';
 import { catalogItems } from '../catalogs/catalogs.tables.ts';
@@ -94,7 +95,7 @@ export class ConnectorService {
    */
   async authorise(auth: AuthContext, rawBody: Buffer, signature: string | undefined, shopDomain?: string): Promise<void> {
     if (!this.clientSecret) throw ERRORS.forbidden('The Shopify connector is not configured on this server (SHOPIFY_CLIENT_SECRET).');
-    const credential = await this.credentialOf(auth.keyId);
+    const credential = auth.keyId === null ? null : await this.credentialOf(auth.keyId);
     if (!credential) throw ERRORS.forbidden('Only the configured Shopify connector may call this operation; this API key is not the connector\'s.');
     if (shopDomain && credential.shopDomain && credential.shopDomain !== shopDomain.toLowerCase()) {
       throw ERRORS.forbidden(`This connector key acts for ${credential.shopDomain}, not ${shopDomain}.`);

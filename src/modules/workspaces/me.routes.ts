@@ -12,10 +12,11 @@ const Me = Type.Object({
     features: Type.Record(Type.String(), Type.Boolean(), { description: `What the plan allows: ${Object.entries(FEATURES).map(([k, f]) => `\`${k}\` (${f.description}; ${f.plans.join(', ')})`).join('; ')}.` }),
   }),
   auth: Type.Object({
-    method: Type.String({ description: '`api_key` (OAuth 2 tokens will report `oauth`).' }),
-    key_id: Type.Integer(),
-    key_prefix: Type.String({ description: 'The start of the key, for telling keys apart; never the key.' }),
-    mode: Type.String({ description: '`live` or `test`.' }),
+    method: Type.String({ description: '`api_key`, or `session` for a person signed in to the application (OAuth 2 tokens will report `oauth`).' }),
+    key_id: Type.Union([Type.Integer(), Type.Null()], { description: 'The key (method `api_key`), else null.' }),
+    key_prefix: Type.Union([Type.String(), Type.Null()], { description: 'The start of the key, for telling keys apart; never the key. Null without a key.' }),
+    mode: Type.Union([Type.String(), Type.Null()], { description: '`live` or `test`; null without a key.' }),
+    user: Type.Union([Type.Object({ id: Type.Integer(), email: Type.String(), role: Type.String({ description: '`owner`, `admin`, `editor` or `viewer`.' }) }), Type.Null()], { description: 'The signed-in person (method `session`), else null.' }),
     scopes: Type.Array(Type.String(), { description: `Granted scopes; \`*\` grants all of: ${SCOPES.join(', ')}.` }),
   }),
   rate_limits: Type.Object({
@@ -27,7 +28,7 @@ const Me = Type.Object({
 const example = {
   workspace: { id: 1, name: 'Acme Publishing', slug: 'acme-publishing', can_rename: true },
   plan: { name: 'company', features: featuresOf('company') },
-  auth: { method: 'api_key', key_id: 3, key_prefix: 'wsk_live_4fQ9xa…', mode: 'live', scopes: ['*'] },
+  auth: { method: 'api_key', key_id: 3, key_prefix: 'wsk_live_4fQ9xa…', mode: 'live', user: null, scopes: ['*'] },
   rate_limits: { workspace_per_minute: 1000, endpoint_per_minute: 100 },
 };
 
@@ -47,7 +48,10 @@ export const meRoutes: FastifyPluginAsyncTypebox<{ limits: RateLimits }> = async
       data: {
         workspace: { id: auth.workspaceId, name: auth.workspace.name, slug: auth.workspace.slug, can_rename: auth.workspace.canRename },
         plan: { name: auth.plan, features: featuresOf(auth.plan) },
-        auth: { method: auth.method, key_id: auth.keyId, key_prefix: auth.keyPrefix, mode: auth.mode, scopes: [...auth.scopes] },
+        auth: {
+          method: auth.method, key_id: auth.keyId, key_prefix: auth.keyPrefix, mode: auth.mode, scopes: [...auth.scopes],
+          user: auth.person?.role ? { id: auth.person.userId, email: auth.person.email, role: auth.person.role } : null,
+        },
         rate_limits: { workspace_per_minute: limits.workspacePerMinute, endpoint_per_minute: limits.endpointPerMinute },
       },
     };

@@ -2,27 +2,20 @@
  * Workspaces and their API keys: creation, listing, revocation, rotation,
  * and turning a presented key into the request's auth context.
  */
-import { and, asc, count, eq, isNull, sql } from 'drizzle-orm';
+import { and, asc, count, eq, gt, isNull, or, sql } from 'drizzle-orm';
 import { displayPrefix, generateApiKey, keyMatches, keyMatchesHash, parseApiKey, type KeyMode } from '../../platform/auth/api-keys.ts';
 import { isPlan, type Plan } from '../../platform/auth/plans.ts';
 import { isGrantableScope, type GrantedScope } from '../../platform/auth/scopes.ts';
+import { scopesGrantableBy, type Role } from '../../platform/auth/roles.ts';
+import { users } from '../people/people.tables.ts';
+import { OPERATOR, recordAudit, type Actor } from './audit-trail.service.ts';
 import type { Database, Db } from '../../platform/db/database.ts';
 import { SQL_STATE, sqlStateOf } from '../../platform/db/sql-state.ts';
 import { ERRORS } from '../../platform/errors.ts';
 import { apiKeys, workspaces, type ApiKeyRow, type Workspace } from './workspaces.tables.ts';
+import type { AuthContext } from '../../platform/auth/auth-context.ts';
 
-/** Who is calling: resolved once per request from the key (or, later, an OAuth token). */
-export interface AuthContext {
-  workspaceId: number;
-  workspace: { name: string; slug: string; canRename: boolean };
-  plan: Plan;
-  keyId: number;
-  /** Display prefix of the key, never enough to use it. */
-  keyPrefix: string;
-  scopes: readonly string[];
-  mode: KeyMode;
-  method: 'api_key';
-}
+export type { AuthContext } from '../../platform/auth/auth-context.ts';
 
 export interface ApiKeySummary {
   id: number;
@@ -35,6 +28,8 @@ export interface ApiKeySummary {
   last_used_at: string | null;
   revoked_at: string | null;
   rotated_from_id: number | null;
+  expires_at: string | null;
+  created_by: { id: number; email: string } | null;
 }
 
 export interface CreatedApiKey extends ApiKeySummary {
@@ -55,7 +50,7 @@ function toWorkspaceSummary(w: Workspace): WorkspaceSummary {
   return { id: w.id, name: w.name, slug: w.slug, plan: w.plan, can_rename: w.canRename, created_at: w.createdAt.toISOString() };
 }
 
-function toKeySummary(k: ApiKeyRow): ApiKeySummary {
+function toKeySummary(k: ApiKeyRow, createdBy: { id: number; email: string } | null = null): ApiKeySummary {
   return {
     id: k.id,
     workspace_id: k.workspaceId,
@@ -67,6 +62,8 @@ function toKeySummary(k: ApiKeyRow): ApiKeySummary {
     last_used_at: k.lastUsedAt?.toISOString() ?? null,
     revoked_at: k.revokedAt?.toISOString() ?? null,
     rotated_from_id: k.rotatedFromId,
+    expires_at: k.expiresAt?.toISOString() ?? null,
+    created_by: createdBy,
   };
 }
 
@@ -202,57 +199,98 @@ export class WorkspacesService {
     return toWorkspaceSummary(row);
   }
 
-  async createKey(input: { workspaceId: number; name?: string; scopes: string[]; mode?: KeyMode; rotatedFromId?: number }): Promise<CreatedApiKey> {
+  /**
+   * A new key. `grantedBy`: the role of the person making it in the
+   * application, whose scopes bound the key's (the CLI is not bounded).
+   */
+  async createKey(input: {
+    workspaceId: number; name?: string; scopes: string[]; mode?: KeyMode; rotatedFromId?: number;
+    expiresAt?: Date | null; actor?: Actor; grantedBy?: Role;
+  }): Promise<CreatedApiKey> {
     await this.getWorkspace(input.workspaceId);
     const scopes = [...new Set(input.scopes)];
     const unknown = scopes.filter((s) => !isGrantableScope(s));
     if (scopes.length === 0 || unknown.length > 0) {
       throw ERRORS.validation({ scopes: [unknown.length ? `Unknown scopes: ${unknown.join(', ')}.` : 'At least one scope is required.'] });
     }
+    if (input.grantedBy) {
+      const grantable = scopesGrantableBy(input.grantedBy);
+      const above = scopes.filter((s) => !grantable.includes(s));
+      if (above.length > 0) throw ERRORS.validation({ scopes: [`Your role (${input.grantedBy}) cannot grant: ${above.join(', ')}.`] });
+    }
+    if (input.expiresAt && input.expiresAt.getTime() <= Date.now()) throw ERRORS.validation({ expires_at: ['The expiry must be in the future.'] });
+    const actor = input.actor ?? OPERATOR;
     const mode = input.mode ?? 'live';
     const generated = generateApiKey(mode);
-    const [row] = await this.db
-      .insert(apiKeys)
-      .values({
-        workspaceId: input.workspaceId,
-        name: input.name?.trim() || `${mode} key`,
-        mode,
-        lookupId: generated.lookupId,
-        secretHash: generated.secretHash,
-        scopes: scopes as GrantedScope[],
-        rotatedFromId: input.rotatedFromId ?? null,
-      })
-      .returning();
-    return { ...toKeySummary(row!), key: generated.plain };
+    return this.db.transaction(async (tx) => {
+      const [row] = await tx
+        .insert(apiKeys)
+        .values({
+          workspaceId: input.workspaceId,
+          name: input.name?.trim() || `${mode} key`,
+          mode,
+          lookupId: generated.lookupId,
+          secretHash: generated.secretHash,
+          scopes: scopes as GrantedScope[],
+          rotatedFromId: input.rotatedFromId ?? null,
+          createdByUserId: actor.type === 'user' ? actor.userId : null,
+          expiresAt: input.expiresAt ?? null,
+        })
+        .returning();
+      await recordAudit(tx, input.workspaceId, actor, { action: 'api_key.created', targetType: 'api_key', targetId: row!.id, metadata: { name: row!.name, prefix: displayPrefix(mode, generated.lookupId), scopes, mode } });
+      const createdBy = actor.type === 'user' ? { id: actor.userId, email: actor.label } : null;
+      return { ...toKeySummary(row!, createdBy), key: generated.plain };
+    });
   }
 
-  async listKeys(workspaceId?: number): Promise<ApiKeySummary[]> {
+  /** Keys of one workspace (or all, for the CLI), with who made them. `activeOnly`: neither revoked nor expired. */
+  async listKeys(workspaceId?: number, options: { activeOnly?: boolean } = {}): Promise<ApiKeySummary[]> {
     const rows = await this.db
-      .select()
+      .select({ key: apiKeys, creator: { id: users.id, email: users.email } })
       .from(apiKeys)
-      .where(workspaceId === undefined ? undefined : eq(apiKeys.workspaceId, workspaceId))
+      .leftJoin(users, eq(users.id, apiKeys.createdByUserId))
+      .where(and(
+        workspaceId === undefined ? undefined : eq(apiKeys.workspaceId, workspaceId),
+        options.activeOnly ? and(isNull(apiKeys.revokedAt), or(isNull(apiKeys.expiresAt), gt(apiKeys.expiresAt, sql`now()`))) : undefined,
+      ))
       .orderBy(asc(apiKeys.id));
-    return rows.map(toKeySummary);
+    return rows.map((r) => toKeySummary(r.key, r.creator));
   }
 
-  async revokeKey(keyId: number): Promise<ApiKeySummary> {
-    const [row] = await this.db
-      .update(apiKeys)
-      .set({ revokedAt: sql`coalesce(${apiKeys.revokedAt}, now())` })
-      .where(eq(apiKeys.id, keyId))
-      .returning();
-    if (!row) throw ERRORS.notFound('API key');
+  /** Revokes a key (401 at once in every process). `workspaceId` confines it: another workspace's key answers 404. */
+  async revokeKey(keyId: number, options: { workspaceId?: number; actor?: Actor } = {}): Promise<ApiKeySummary> {
+    const row = await this.db.transaction(async (tx) => {
+      const [revoked] = await tx
+        .update(apiKeys)
+        .set({ revokedAt: sql`coalesce(${apiKeys.revokedAt}, now())` })
+        .where(and(eq(apiKeys.id, keyId), options.workspaceId === undefined ? undefined : eq(apiKeys.workspaceId, options.workspaceId)))
+        .returning();
+      if (!revoked) throw ERRORS.notFound('API key');
+      await recordAudit(tx, revoked.workspaceId, options.actor ?? OPERATOR, { action: 'api_key.revoked', targetType: 'api_key', targetId: revoked.id, metadata: { name: revoked.name, prefix: displayPrefix(revoked.mode, revoked.lookupId) } });
+      return revoked;
+    });
     await this.authChanged();
     return toKeySummary(row);
   }
 
-  /** A new key with the same workspace, scopes and mode; the old one is revoked in the same transaction. */
-  async rotateKey(keyId: number): Promise<CreatedApiKey> {
+  /**
+   * A new key with the same workspace, name, scopes and mode. The old one
+   * stops at once (`overlapHours` 0, the default) or keeps working for the
+   * overlap, as Stripe's roll does, so deployments can switch without downtime.
+   */
+  async rotateKey(keyId: number, options: { workspaceId?: number; actor?: Actor; overlapHours?: number } = {}): Promise<CreatedApiKey> {
+    const overlapHours = options.overlapHours ?? 0;
+    if (!Number.isFinite(overlapHours) || overlapHours < 0 || overlapHours > 168) throw ERRORS.validation({ overlap_hours: ['The overlap is 0 to 168 hours (7 days).'] });
+    const actor = options.actor ?? OPERATOR;
     const created = await this.db.transaction(async (tx) => {
-      const [old] = await tx.select().from(apiKeys).where(eq(apiKeys.id, keyId));
+      const [old] = await tx.select().from(apiKeys)
+        .where(and(eq(apiKeys.id, keyId), options.workspaceId === undefined ? undefined : eq(apiKeys.workspaceId, options.workspaceId)))
+        .for('update');
       if (!old) throw ERRORS.notFound('API key');
-      if (old.revokedAt) throw ERRORS.conflict('This key is already revoked; create a new key instead.');
-      await tx.update(apiKeys).set({ revokedAt: new Date() }).where(eq(apiKeys.id, keyId));
+      if (old.revokedAt || (old.expiresAt && old.expiresAt.getTime() <= Date.now())) throw ERRORS.conflict('This key is already revoked or expired; create a new key instead.');
+      const oldEnds = new Date(Date.now() + overlapHours * 3_600_000);
+      if (overlapHours === 0) await tx.update(apiKeys).set({ revokedAt: oldEnds }).where(eq(apiKeys.id, keyId));
+      else if (!old.expiresAt || old.expiresAt > oldEnds) await tx.update(apiKeys).set({ expiresAt: oldEnds }).where(eq(apiKeys.id, keyId));
       const generated = generateApiKey(old.mode as KeyMode);
       const [row] = await tx
         .insert(apiKeys)
@@ -264,9 +302,16 @@ export class WorkspacesService {
           secretHash: generated.secretHash,
           scopes: old.scopes,
           rotatedFromId: old.id,
+          createdByUserId: actor.type === 'user' ? actor.userId : old.createdByUserId,
+          expiresAt: old.expiresAt && old.expiresAt > oldEnds ? old.expiresAt : null,
         })
         .returning();
-      return { ...toKeySummary(row!), key: generated.plain };
+      await recordAudit(tx, old.workspaceId, actor, {
+        action: 'api_key.rotated', targetType: 'api_key', targetId: old.id,
+        metadata: { name: old.name, old_prefix: displayPrefix(old.mode, old.lookupId), new_key_id: row!.id, new_prefix: displayPrefix(row!.mode, row!.lookupId), overlap_hours: overlapHours },
+      });
+      const createdBy = actor.type === 'user' ? { id: actor.userId, email: actor.label } : null;
+      return { ...toKeySummary(row!, createdBy), key: generated.plain };
     });
     await this.authChanged();
     return created;
@@ -282,7 +327,7 @@ export class WorkspacesService {
     const cached = this.authCache.get(parsed.lookupId);
     if (!cached || !this.cacheTrusted || cached.expiresAt <= Date.now()) return undefined;
     if (!keyMatchesHash(presented, cached.secretHash) || cached.context.mode !== parsed.mode) return null;
-    this.touchLastUsed(cached.context.keyId);
+    this.touchLastUsed(cached.context.keyId!);
     return cached.context;
   }
 
@@ -297,7 +342,7 @@ export class WorkspacesService {
       .select({ key: apiKeys, workspace: workspaces })
       .from(apiKeys)
       .innerJoin(workspaces, eq(workspaces.id, apiKeys.workspaceId))
-      .where(and(eq(apiKeys.lookupId, parsed.lookupId), isNull(apiKeys.revokedAt)));
+      .where(and(eq(apiKeys.lookupId, parsed.lookupId), isNull(apiKeys.revokedAt), or(isNull(apiKeys.expiresAt), gt(apiKeys.expiresAt, sql`now()`))));
     if (!row || !keyMatches(presented, row.key.secretHash) || row.key.mode !== parsed.mode) return null;
     this.touchLastUsed(row.key.id);
     const context: AuthContext = {
@@ -309,10 +354,13 @@ export class WorkspacesService {
       scopes: row.key.scopes,
       mode: parsed.mode,
       method: 'api_key',
+      person: null,
     };
     if (this.cacheTrusted && generation === this.cacheGeneration) {
       if (this.authCache.size > 10_000) this.authCache.clear();
-      this.authCache.set(parsed.lookupId, { context, secretHash: Buffer.from(row.key.secretHash, 'hex'), expiresAt: Date.now() + AUTH_CACHE_TTL_MS });
+      // A key with an expiry (a rotation's overlap) leaves the cache when it ends.
+      const cachedUntil = Math.min(Date.now() + AUTH_CACHE_TTL_MS, row.key.expiresAt?.getTime() ?? Infinity);
+      this.authCache.set(parsed.lookupId, { context, secretHash: Buffer.from(row.key.secretHash, 'hex'), expiresAt: cachedUntil });
     }
     return context;
   }

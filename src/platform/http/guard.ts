@@ -3,12 +3,16 @@
  * much they may call (rate limits, spec part 8), and whether the key's scopes
  * and the workspace's plan allow the operation (spec part 5).
  */
+import { timingSafeEqual } from 'node:crypto';
 import type { FastifyContextConfig, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { roleAtLeast } from '../auth/roles.ts';
+import type { AccountsService, ResolvedSession } from '../../modules/people/accounts.service.ts';
 import { hasScope } from '../auth/scopes.ts';
 import { minimumPlanFor, planAllows, FEATURES } from '../auth/plans.ts';
 import { ERRORS } from '../errors.ts';
 import type { RateLimitStore } from './rate-limit-store.ts';
-import type { AuthContext, WorkspacesService } from '../../modules/workspaces/workspaces.service.ts';
+import type { WorkspacesService } from '../../modules/workspaces/workspaces.service.ts';
+import type { AuthContext } from '../auth/auth-context.ts';
 import { queryParameterName } from '../logger.ts';
 
 export interface RateLimits {
@@ -93,8 +97,40 @@ function then(step: void | Promise<void>, next: () => void | Promise<void>): voi
   return step instanceof Promise ? step.then(next) : next();
 }
 
+/** The application's session cookie (HttpOnly, SameSite=Lax; see docs/people-and-teams.md). */
+export const SESSION_COOKIE = 'flipbook_session';
+
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/**
+ * A browser request made with the session cookie must come from the service's
+ * own pages: its Origin (sent by browsers on every cross-origin request and
+ * every POST) is the public origin or the request's own host, and Fetch
+ * Metadata does not say cross-site. Requests without Origin (other clients
+ * than browsers) carry no ambient cookie from elsewhere.
+ */
+export function assertSameOrigin(request: FastifyRequest, publicOrigin: string): void {
+  if (request.headers['sec-fetch-site'] === 'cross-site') throw ERRORS.csrf('Cross-site requests cannot use the application\'s session.');
+  const origin = request.headers.origin;
+  if (origin === undefined) return;
+  const own = `${request.protocol}://${request.host}`;
+  if (origin !== publicOrigin && origin !== own) throw ERRORS.csrf('This request comes from another site; the application\'s session cannot be used from there.');
+}
+
+function assertCsrfToken(request: FastifyRequest, expected: string): void {
+  const given = request.headers['x-csrf-token'];
+  const a = Buffer.from(typeof given === 'string' ? given : '');
+  const b = Buffer.from(expected);
+  if (a.length !== b.length || !timingSafeEqual(a, b)) {
+    throw ERRORS.csrf('Writes made with the application\'s session need the X-CSRF-Token header (csrf_token from GET /v1/account).');
+  }
+}
+
 export interface GuardDependencies {
   workspaces: WorkspacesService;
+  accounts: AccountsService;
+  /** PUBLIC_BASE_URL's origin: the application's pages are served from it. */
+  publicOrigin: string;
   store: RateLimitStore;
   limits: RateLimits;
   /** The counter-key form of a client address (ClientRateLimiter.clientKey: a salted hash); the address itself is never a key. */
@@ -102,9 +138,10 @@ export interface GuardDependencies {
 }
 
 export function registerGuard(app: FastifyInstance, deps: GuardDependencies): void {
-  const { workspaces, store, limits, clientKey } = deps;
+  const { workspaces, accounts, store, limits, clientKey, publicOrigin } = deps;
   const clientBucket = (request: FastifyRequest): Bucket => ({ key: `client:${clientKey(request.ip)}`, limit: limits.unauthenticatedPerMinute });
   app.decorateRequest('auth', null);
+  app.decorateRequest('person', null);
 
   type Route = { config: FastifyContextConfig; url: string | undefined };
   const authorize = (request: FastifyRequest, route: Route, auth: AuthContext | null, key: string | null, reply: FastifyReply): void | Promise<void> => {
@@ -123,6 +160,12 @@ export function registerGuard(app: FastifyInstance, deps: GuardDependencies): vo
     ]);
     return then(counted, () => {
       if (request.is404) return;
+      if (config.person && auth.method !== 'session') {
+        throw ERRORS.forbidden('Only a person signed in to the application can do this; API keys and OAuth tokens cannot.');
+      }
+      if (config.role && !(auth.person?.role && roleAtLeast(auth.person.role, config.role))) {
+        throw ERRORS.forbidden(`This needs the ${config.role} role or above in this workspace; yours is ${auth.person?.role ?? 'none'}.`);
+      }
       const required = config.scope === undefined ? [] : Array.isArray(config.scope) ? config.scope : [config.scope];
       for (const scope of required) {
         if (!hasScope(auth.scopes, scope)) throw ERRORS.missingScope(scope, auth.scopes);
@@ -131,6 +174,31 @@ export function registerGuard(app: FastifyInstance, deps: GuardDependencies): vo
         throw ERRORS.planRestricted(FEATURES[config.feature].description, minimumPlanFor(config.feature), auth.plan);
       }
     });
+  };
+
+  const authorizeSession = (request: FastifyRequest, route: Route, resolved: ResolvedSession | null, reply: FastifyReply): void | Promise<void> => {
+    if (!resolved) {
+      return then(consume(store, reply, [clientBucket(request)]), () => {
+        if (request.is404) return;
+        throw ERRORS.unauthenticated('Your session has ended: sign in again.');
+      });
+    }
+    if (!SAFE_METHODS.has(request.method)) {
+      assertSameOrigin(request, publicOrigin);
+      assertCsrfToken(request, resolved.person.csrfToken);
+    }
+    request.person = resolved.person;
+    if (route.config.person === 'account') {
+      // The person's own account needs no workspace: counted per person.
+      return consume(store, reply, [{ key: `user:${resolved.person.userId}`, limit: limits.workspacePerMinute }]);
+    }
+    if (!resolved.auth) {
+      return then(consume(store, reply, [{ key: `user:${resolved.person.userId}`, limit: limits.workspacePerMinute }]), () => {
+        if (request.is404) return;
+        throw ERRORS.forbidden('You are not a member of a workspace now: choose one, or ask to be invited.');
+      });
+    }
+    return authorize(request, route, resolved.auth, null, reply);
   };
 
   const guard = (request: FastifyRequest, reply: FastifyReply): void | Promise<void> => {
@@ -143,7 +211,12 @@ export function registerGuard(app: FastifyInstance, deps: GuardDependencies): vo
       return;
     }
     const key = presentedKey(request);
-    if (!key) return authorize(request, route, null, key, reply);
+    if (!key) {
+      // No key: the application's session cookie, if any.
+      const token = request.cookies?.[SESSION_COOKIE];
+      if (token) return accounts.authenticate(token).then((resolved) => authorizeSession(request, route, resolved, reply));
+      return authorize(request, route, null, key, reply);
+    }
     // A cached key (the usual case) is answered without a promise.
     const cached = workspaces.authenticateCached(key);
     if (cached !== undefined) return authorize(request, route, cached, key, reply);

@@ -61,7 +61,7 @@ export function platformStatuses(route: Pick<RouteOptions, 'url' | 'method'>, co
 function decorateRoute(route: RouteOptions): void {
   const schema = (route.schema ??= {}) as Record<string, unknown> & { response?: Record<string, unknown>; description?: string };
   if (schema.hide) return;
-  const config = (route.config ?? {}) as { scope?: string | string[]; feature?: keyof typeof FEATURES; public?: boolean };
+  const config = (route.config ?? {}) as { scope?: string | string[]; feature?: keyof typeof FEATURES; public?: boolean; person?: string; role?: string };
   const response = (schema.response ??= {});
   const method = (Array.isArray(route.method) ? route.method[0] : route.method) ?? 'GET';
   for (const status of platformStatuses(route, config)) response[status] ??= errorResponse(status);
@@ -71,6 +71,9 @@ function decorateRoute(route: RouteOptions): void {
   if (config.public) {
     lines.push('**Authentication:** none.');
     schema.security = [];
+  } else if (config.person) {
+    lines.push(`**Authentication:** a person signed in to the application (the \`flipbook_session\` cookie, with \`X-CSRF-Token\` on writes); API keys and OAuth tokens get 403.${config.role ? ` **Role:** \`${config.role}\` or above in the active workspace.` : ''}`);
+    schema.security = [{ sessionCookie: [] }];
   } else {
     const scopes = config.scope === undefined ? [] : Array.isArray(config.scope) ? config.scope : [config.scope];
     lines.push(`**Scope:** ${scopes.length ? scopes.map((s) => `\`${s}\``).join(' and ') : 'any valid key'}.`);
@@ -98,7 +101,7 @@ export async function registerOpenApi(app: FastifyInstance, options: { publicBas
         description: [
           'Turns uploaded documents into flipbooks: page-turning publications with a public reader, access control, analytics and webhooks.',
           '',
-          '**Authentication:** `Authorization: Bearer wsk_live_…` (or `wsk_test_…`). The `api_key` query parameter is accepted but discouraged: URLs end up in logs.',
+          '**Authentication:** `Authorization: Bearer wsk_live_…` (or `wsk_test_…`). The `api_key` query parameter is accepted but discouraged: URLs end up in logs. The application (`/app`) calls the same operations with a person\'s session cookie and the scopes of their role (docs/people-and-teams.md).',
           '',
           '**Envelope:** success bodies are `{ data, meta? }`; every error is `{ error: { message, type, details? } }` with a stable `type`: ' +
             Object.entries(ERROR_TYPES).map(([type, status]) => `\`${type}\` (${status})`).join(', ') + '.',
@@ -108,6 +111,8 @@ export async function registerOpenApi(app: FastifyInstance, options: { publicBas
           '**Answers before any operation:** a request the HTTP parser refuses gets the same envelope: 400 (not valid HTTP), 408 (`RequestTimeoutException`), 431 (`RequestHeaderFieldsTooLargeException`: headers over 16 KB); an unknown path 404 (`RouteNotFoundException`), a known path with another method 405 (`MethodNotAllowedException`, with `Allow`). A trailing slash is ignored.',
           '',
           '**Rate limits:** 1,000 requests a minute per workspace, 100 a minute per workspace and operation, 10 a minute per IP without a key. Every response carries `RateLimit-Limit`, `RateLimit-Remaining` and `RateLimit-Reset`; a 429 carries `Retry-After`.',
+          '',
+          '**Guides:** in the `docs/` folder of the Flipbook repository (index: `docs/README.md`): `api-conventions.md`, `books.md`, `conversion.md`, `books-from-content.md`, `reader.md`, `access.md`, `brand.md`, `analytics.md` (the exact meaning of every analytics figure), `webhooks.md` (verifying signatures), `catalogs.md`, `people-and-teams.md`, `configuration.md`, `self-hosting.md`, `security.md`, `decisions.md`.',
         ].join('\n'),
       },
       servers: [{ url: options.publicBaseUrl }],
@@ -115,9 +120,10 @@ export async function registerOpenApi(app: FastifyInstance, options: { publicBas
         securitySchemes: {
           bearerAuth: { type: 'http', scheme: 'bearer', description: 'A workspace API key: wsk_live_… or wsk_test_…' },
           apiKeyQuery: { type: 'apiKey', in: 'query', name: 'api_key', description: 'Accepted but discouraged: it leaks into logs.' },
+          sessionCookie: { type: 'apiKey', in: 'cookie', name: 'flipbook_session', description: 'A person signed in to the application (/app). Writes also need `X-CSRF-Token`: the `csrf_token` of `GET /v1/account`. Acts with the scopes of the person\'s role in the active workspace.' },
         },
       },
-      security: [{ bearerAuth: [] }, { apiKeyQuery: [] }],
+      security: [{ bearerAuth: [] }, { apiKeyQuery: [] }, { sessionCookie: [] }],
       webhooks: openApiWebhooks(),
     } as never,
     // Multipart bodies are streamed by their handlers, so they are shown here rather than validated by Fastify.

@@ -5,16 +5,18 @@
  * client received it, must carry a status the document lists for the
  * operation and match the schema documented for that status (Ajv). Most calls
  * succeed in a small scenario (a book uploaded and converted, its links,
- * access list, webhooks, a catalog rendered …); a few accept a documented
- * refusal where the state they need is not worth making (a finished batch
- * cannot be cancelled: 409).
+ * access list, webhooks, a catalog rendered; a person signed in with a link,
+ * then through the session cookie and its CSRF token: account, sessions,
+ * members, invitations, API keys); a few accept a documented refusal where
+ * the state they need is not worth making (a finished batch cannot be
+ * cancelled: 409; passkeys need WebAuthn and a domain name: 403).
  *
  * The list of operations is read from openapi.json when the test runs: an
- * operation added to the API without a call here fails the last test.
- * The people operations (sign-in under /v1/auth, account, members,
- * invitations, API keys, audit trail) that have no call of their own here
- * are called with the API key: those that need a signed-in person must
- * answer 401 or 403, and every answer must be documented.
+ * operation added to the API without a call here fails the last test, except
+ * a new people operation (sign-in under /v1/auth, account, members,
+ * invitations, API keys, audit trail), which that test calls with the API key:
+ * one that needs a signed-in person must answer 401 or 403, and every answer
+ * must be documented.
  */
 import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
@@ -23,11 +25,13 @@ import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import {
   createFlipbookClient, paginate, toFormData, unwrap, uploadAndWait,
-  type FlipbookClient, type ResultLike, type paths,
+  type FlipbookClient, type FlipbookClientOptions, type ResultLike, type paths,
 } from '@flipbook/client';
+import type { Middleware } from 'openapi-fetch';
 import { makePdf, makePng } from '../documents.ts';
 import { createValidator, type OpenApiDocument } from '../fuzz/openapi-fuzz.ts';
 import { eventually, startService, type TestService } from '../helpers.ts';
+import { mailedLink, tokenOf } from '../people/people-helpers.ts';
 import { startReceiver, type Receiver } from '../webhooks/receiver.ts';
 
 const doc = JSON.parse(await readFile(path.resolve(import.meta.dirname, '../../openapi.json'), 'utf8')) as OpenApiDocument;
@@ -54,6 +58,7 @@ describe(`every operation of openapi.json through the client (${operations.lengt
   let svc: TestService;
   let receiver: Receiver;
   let client: FlipbookClient;
+  let workspaceId: number;
   const exchanges: Exchange[] = [];
   const validate = createValidator(doc);
 
@@ -89,23 +94,31 @@ describe(`every operation of openapi.json through the client (${operations.lengt
     return result;
   }
 
+  /** Records and checks every answer a client of this test receives. */
+  const recorder: Middleware = {
+    async onResponse({ request, response, schemaPath }) {
+      const problem = checkAnswer(request.method, schemaPath, response, await response.clone().text());
+      exchanges.push({ method: request.method, route: schemaPath, status: response.status, problem });
+    },
+  };
+  const newClient = (options: FlipbookClientOptions = {}) => {
+    const created = createFlipbookClient({ baseUrl: svc.url, ...options });
+    created.use(recorder);
+    return created;
+  };
+
   before(async () => {
     svc = await startService({
       env: {
-        OUTBOUND_ALLOWED_HOSTS: '127.0.0.1', SHOPIFY_CLIENT_SECRET: SHOPIFY_SECRET,
+        OUTBOUND_ALLOWED_HOSTS: '127.0.0.1', SHOPIFY_CLIENT_SECRET: SHOPIFY_SECRET, AUTH_PASSWORDS: true,
         RATE_LIMIT_ENDPOINT_PER_MINUTE: 0, RATE_LIMIT_WORKSPACE_PER_MINUTE: 0, RATE_LIMIT_UNAUTHENTICATED_PER_MINUTE: 0,
       },
     });
     receiver = await startReceiver();
     const ws = await svc.workspace({ plan: 'company' });
+    workspaceId = ws.id;
     await svc.runtime.services.connector.grant(ws.keyId, 'acme.myshopify.com');
-    client = createFlipbookClient({ baseUrl: svc.url, token: ws.key });
-    client.use({
-      async onResponse({ request, response, schemaPath }) {
-        const problem = checkAnswer(request.method, schemaPath, response, await response.clone().text());
-        exchanges.push({ method: request.method, route: schemaPath, status: response.status, problem });
-      },
-    });
+    client = newClient({ token: ws.key });
   });
   after(async () => {
     await svc?.stop();
@@ -282,6 +295,79 @@ describe(`every operation of openapi.json through the client (${operations.lengt
   it('deletes the book', async () => {
     await ok(client.DELETE('/v1/books/{book}', { params: { path: { book: book.random_id } } }));
     await answered([404], client.GET('/v1/books/{book}', { params: { path: { book: book.random_id } } }));
+  });
+
+  it('people: sign-in, account, sessions, passkeys, members, invitations, API keys, audit trail (with a session cookie and its CSRF token)', async () => {
+    /** A browser's cookie jar, for the session cookie. */
+    const browser = (): FlipbookClientOptions & { csrf?: string } => {
+      let cookie: string | undefined;
+      const options: FlipbookClientOptions & { csrf?: string } = {
+        csrfToken: () => options.csrf,
+        fetch: async (request) => {
+          if (cookie) request.headers.set('cookie', cookie);
+          const response = await fetch(request);
+          const set = response.headers.getSetCookie().find((c) => c.startsWith('flipbook_session='));
+          if (set) cookie = set.split(';')[0];
+          return response;
+        },
+      };
+      return options;
+    };
+    const email = 'owner@example.com';
+    const password = 'correct horse battery staple';
+    await svc.runtime.services.members.addByOperator(workspaceId, email, 'owner', { type: 'operator' });
+
+    const owner = browser();
+    const session = newClient(owner);
+    assert.equal((await ok(session.GET('/v1/auth/methods'))).data.password, true);
+    await ok(session.POST('/v1/auth/sign-in-links', { body: { email } }));
+    const signedIn = await ok(session.POST('/v1/auth/sign-in-links/verify', { body: { token: tokenOf(await mailedLink(svc, email, 'sign-in/verify')) } }));
+    owner.csrf = signedIn.data.csrf_token;
+    await ok(session.PUT('/v1/account/active-workspace', { body: { workspace_id: workspaceId } }));
+    assert.equal((await ok(session.PATCH('/v1/account', { body: { name: 'Olive Owner' } }))).data.user.name, 'Olive Owner');
+    assert.equal((await ok(session.GET('/v1/account'))).data.active_workspace?.id, workspaceId);
+    await ok(session.PUT('/v1/account/password', { body: { password } }));
+
+    // A second session, signed in with the password, ended from the first; a third signs out by itself.
+    const second = newClient(browser());
+    await ok(second.POST('/v1/auth/password', { body: { email, password } }));
+    const sessions = (await ok(session.GET('/v1/account/sessions'))).data;
+    const other = sessions.find((s) => !s.current)!;
+    await ok(session.DELETE('/v1/account/sessions/{sessionId}', { params: { path: { sessionId: other.id } } }));
+    const third = browser();
+    const thirdSession = newClient(third);
+    third.csrf = (await ok(thirdSession.POST('/v1/auth/password', { body: { email, password } }))).data.csrf_token;
+    await ok(thirdSession.POST('/v1/auth/sign-out'));
+
+    // Passkeys need WebAuthn in a browser and a service addressed by a domain name (this one listens on 127.0.0.1): refused as documented.
+    assert.deepEqual((await ok(session.GET('/v1/account/passkeys'))).data, []);
+    await answered([403], session.POST('/v1/account/passkeys/options'));
+    await answered([400, 403, 404, 422], session.POST('/v1/account/passkeys', { body: { challenge_id: 'none', response: {} } }));
+    await answered([404], session.DELETE('/v1/account/passkeys/{passkeyId}', { params: { path: { passkeyId: 1 } } }));
+    await answered([403], session.POST('/v1/auth/passkeys/options'));
+    await answered([400, 401, 403, 422], session.POST('/v1/auth/passkeys/verify', { body: { challenge_id: 'none', response: {} } }));
+
+    const invitee = 'editor@example.com';
+    const invitation = await ok(session.POST('/v1/invitations', { body: { email: invitee, role: 'editor' } }));
+    await ok(session.POST('/v1/invitations/{invitationId}/resend', { params: { path: { invitationId: invitation.data.id } } }));
+    assert.equal((await ok(session.GET('/v1/invitations'))).data.length, 1);
+    await ok(newClient(browser()).POST('/v1/invitations/accept', { body: { token: tokenOf(await mailedLink(svc, invitee, 'invitations/accept')) } }));
+    const editor = (await ok(session.GET('/v1/members'))).data.find((m) => m.email === invitee)!;
+    assert.equal((await ok(session.PATCH('/v1/members/{userId}', { params: { path: { userId: editor.user_id } }, body: { role: 'viewer' } }))).data.role, 'viewer');
+    await ok(session.DELETE('/v1/members/{userId}', { params: { path: { userId: editor.user_id } } }));
+    const revoked = await ok(session.POST('/v1/invitations', { body: { email: 'late@example.com', role: 'viewer' } }));
+    await ok(session.DELETE('/v1/invitations/{invitationId}', { params: { path: { invitationId: revoked.data.id } } }));
+
+    const key = await ok(session.POST('/v1/api-keys', { body: { name: 'Reporting', scopes: ['books:read'], mode: 'test' } }));
+    assert.ok((await ok(session.GET('/v1/api-keys'))).data.some((k) => k.id === key.data.id));
+    const rotated = await ok(session.POST('/v1/api-keys/{keyId}/rotate', { params: { path: { keyId: key.data.id } }, body: {} }));
+    await ok(session.DELETE('/v1/api-keys/{keyId}', { params: { path: { keyId: rotated.data.id } } }));
+    const trail = [];
+    for await (const event of paginate(session, '/v1/audit-trail', { query: { limit: 2 } })) trail.push(event);
+    assert.ok(trail.length >= 5, `${trail.length} audit events`);
+
+    await ok(session.DELETE('/v1/account/sessions'));
+    await answered([401], session.GET('/v1/account'));
   });
 
   it('called every operation of openapi.json, each answered as documented', async () => {

@@ -38,7 +38,12 @@ export const account = signal<Account | null | undefined>(undefined);
 /** Why the account could not be read (not a 401: the service failed or could not be reached). */
 export const accountProblem = signal<Problem | null>(null);
 
-export const client = createFlipbookClient({ csrfToken: () => account.value?.csrf_token });
+/**
+ * A person is waiting on every call: the client retries a network failure or
+ * a short wait (a 503, a 429 due within 2 s) and hands any longer 429 back at
+ * once, so the screen says how long to wait instead of hanging.
+ */
+export const client = createFlipbookClient({ csrfToken: () => account.value?.csrf_token, maxRetryDelayMs: 2000 });
 
 export const ROLES: readonly Role[] = ['viewer', 'editor', 'admin', 'owner'];
 export const rank = (role: string | undefined): number => (role ? (ROLES as readonly string[]).indexOf(role) : -1);

@@ -125,7 +125,7 @@ function RemoveMember({ member, leaving, onClose, onRemoved }: { member: Member;
         const result = await call(client.DELETE('/v1/members/{userId}', { params: { path: { userId: member.user_id as never } } }));
         if (!result.ok) return result;
         if (leaving) {
-          // Leaving ends this session where it acted in the workspace: then one signs in again.
+          // Leaving keeps the person signed in, moved to another of their workspaces (or none).
           const again = await call(client.GET('/v1/account'));
           notify(`You left ${workspace.name}.`);
           if (again.ok) {

@@ -56,6 +56,7 @@ import { ReaderService } from './modules/reader/reader.service.ts';
 import type { Services } from './services.ts';
 import { contentRoutes } from './modules/content/content.routes.ts';
 import { LiveItemsService, liveItemsRoutes } from './modules/content/live-items.ts';
+import { applicationRoutes } from './modules/application/application.routes.ts';
 
 export interface AppDependencies {
   config: Readonly<Config>;
@@ -180,6 +181,8 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     linkTtlMinutes: config.MAGIC_LINK_TTL_MINUTES, publicBaseUrl: config.publicBaseUrl,
   });
   await app.register(gateRoutes, { reader: readerService, lists: services.accessLists, gate: accessGate, linkTtlMinutes: config.MAGIC_LINK_TTL_MINUTES });
+  // The application's screens (src/web), which call the API above like any client.
+  await app.register(applicationRoutes);
 
   return app;
 }

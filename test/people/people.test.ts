@@ -128,6 +128,12 @@ describe('people: sign-in, sessions, roles, members, invitations, keys', () => {
     assert.equal((await editor.call('POST', '/v1/invitations', { email: unique('x'), role: 'viewer' })).status, 403);
   });
 
+  it('answers a signed-out account read with 401 without counting it against the client', async () => {
+    const answers = [];
+    for (let i = 0; i < 12; i++) answers.push((await svc.request('GET', '/v1/account')).status);
+    assert.deepEqual(new Set(answers), new Set([401]), 'never 429: nothing is being guessed');
+  });
+
   it('keeps people operations to people: an API key gets 403', async () => {
     for (const [method, path] of [['GET', '/v1/api-keys'], ['GET', '/v1/members'], ['GET', '/v1/account'], ['POST', '/v1/invitations']] as const) {
       const res = await svc.request(method, path, { key: ws.key, body: method === 'POST' ? { email: unique('k'), role: 'viewer' } : undefined });
@@ -220,6 +226,16 @@ describe('people: sign-in, sessions, roles, members, invitations, keys', () => {
     const ownerId = members.find((m: { you: boolean }) => m.you).user_id;
     assert.equal((await owner.call('DELETE', `/v1/members/${editorId}`)).status, 204);
     assert.equal((await editor.call('GET', '/v1/books')).status, 401, 'the removed member is refused at once');
+
+    // Leaving (not removed): still signed in, moved to another of one's workspaces.
+    const traveller = await member(svc, other.id, unique('traveller'), 'viewer');
+    await svc.runtime.services.members.addByOperator(ws.id, traveller.email, 'editor', { type: 'operator' });
+    const travellerId = (await traveller.call('GET', '/v1/account')).body.data.user.id;
+    assert.equal((await traveller.call('DELETE', `/v1/members/${travellerId}`)).status, 204);
+    const moved = await traveller.call('GET', '/v1/account');
+    assert.equal(moved.status, 200, 'leaving keeps one signed in');
+    assert.equal(moved.body.data.active_workspace.id, ws.id);
+    assert.equal((await traveller.call('GET', '/v1/me')).body.data.workspace.id, ws.id);
 
     const leave = await owner.call('DELETE', `/v1/members/${ownerId}`);
     assert.equal(leave.status, 409);

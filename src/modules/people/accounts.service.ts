@@ -310,6 +310,13 @@ export class AccountsService {
     await this.db.update(userSessions).set({ endedAt: new Date() }).where(and(eq(userSessions.tokenHash, hashToken(token)), isNull(userSessions.endedAt)));
   }
 
+  /** Moves a person's sessions out of a workspace they left, to their first other workspace (or none). */
+  async moveSessionsOutOf(db: Pick<Db, 'update'>, userId: number, workspaceId: number): Promise<void> {
+    const next = sql`(select min(${memberships.workspaceId}) from ${memberships} where ${memberships.userId} = ${userId} and ${memberships.workspaceId} <> ${workspaceId})`;
+    await db.update(userSessions).set({ activeWorkspaceId: next })
+      .where(and(eq(userSessions.userId, userId), eq(userSessions.activeWorkspaceId, workspaceId), isNull(userSessions.endedAt)));
+  }
+
   /** Ends the sessions a person has open in one workspace (they were removed from it). */
   async endSessionsInWorkspace(db: Pick<Db, 'update'>, userId: number, workspaceId: number): Promise<void> {
     await db.update(userSessions).set({ endedAt: new Date() })

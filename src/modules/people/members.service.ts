@@ -107,7 +107,7 @@ export class MembersService {
     });
   }
 
-  /** Removes a member (admins and owners), or the caller themselves (leaving). Their sessions in this workspace end at once. */
+  /** Removes a member (admins and owners; their sessions in this workspace end at once), or the caller themselves (leaving; their sessions move to another of their workspaces). */
   async remove(caller: Caller, userId: number): Promise<void> {
     const self = userId === caller.person.userId;
     if (!self && !roleAtLeast(caller.person.role, 'admin')) throw ERRORS.forbidden('Only admins and owners remove members.');
@@ -119,8 +119,10 @@ export class MembersService {
         throw ERRORS.conflict(self ? 'You are the last owner: make another member an owner before you leave.' : 'The last owner cannot be removed.');
       }
       await tx.delete(memberships).where(and(eq(memberships.workspaceId, caller.workspaceId), eq(memberships.userId, userId)));
-      await this.accounts.endSessionsInWorkspace(tx, userId, caller.workspaceId);
-      // Their OAuth grants and tokens in this workspace go too (the token lookup also checks the membership).
+      // Removed: their sessions there end at once. Leaving: the person stays signed in, moved to another workspace (or none).
+      if (self) await this.accounts.moveSessionsOutOf(tx, userId, caller.workspaceId);
+      else await this.accounts.endSessionsInWorkspace(tx, userId, caller.workspaceId);
+      // Their OAuth grants and tokens in this workspace go too, either way (the token lookup also checks the membership).
       await OAuthService.revokeMember(tx, userId, caller.workspaceId);
       await recordAudit(tx, caller.workspaceId, actorOf(caller), { action: self ? 'member.left' : 'member.removed', targetType: 'member', targetId: userId, metadata: { email: target.email, role: target.role } });
     });

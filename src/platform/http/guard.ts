@@ -218,6 +218,9 @@ export function registerGuard(app: FastifyInstance, deps: GuardDependencies): vo
       // No key: the application's session cookie, if any.
       const token = request.cookies?.[SESSION_COOKIE];
       if (token) return accounts.authenticate(token).then((resolved) => authorizeSession(request, route, resolved, reply));
+      // The application asks who is signed in on every signed-out page load: without any credential
+      // nothing is being guessed, so it is not counted against the client's unauthenticated limit.
+      if (config.person && !request.is404) throw ERRORS.unauthenticated('Sign in to the application first.');
       return authorize(request, route, null, key, reply);
     }
     // An OAuth access token: read with its app and the person's membership on every request (nothing cached).

@@ -1,0 +1,66 @@
+/**
+ * The application's routes. Signed-out screens (sign-in, the link from the
+ * e-mail, an invitation) stand alone; every other address is a signed-in
+ * screen inside the shell, and a signed-out visit goes to sign-in and comes
+ * back after. Each screen is its own chunk, loaded when first shown, so a
+ * new screen is one more line here.
+ */
+import { LocationProvider, Route, Router, useLocation } from 'preact-iso/router';
+import lazy, { ErrorBoundary } from 'preact-iso/lazy';
+import { PublicLayout, SignedIn } from './shell/gate.tsx';
+import { Shell } from './shell/shell.tsx';
+import { NotFound } from './shell/not-found.tsx';
+
+const SignIn = lazy(() => import('./sign-in/sign-in.tsx'));
+const VerifyLink = lazy(() => import('./sign-in/verify.tsx'));
+const AcceptInvitation = lazy(() => import('./sign-in/accept-invitation.tsx'));
+const Home = lazy(() => import('./shell/home.tsx'));
+const Profile = lazy(() => import('./settings/profile.tsx'));
+const Sessions = lazy(() => import('./settings/sessions.tsx'));
+const Members = lazy(() => import('./settings/members.tsx'));
+const ApiKeys = lazy(() => import('./settings/api-keys.tsx'));
+
+// A mailed link exchanges its token and goes home: fetch home's chunk meanwhile.
+if (/^\/app\/(sign-in\/verify|invitations\/accept)\/?$/.test(location.pathname)) void Home.preload();
+
+/** Addresses that need no session. */
+const PUBLIC_PATHS = ['/app/sign-in', '/app/sign-in/verify', '/app/invitations/accept'];
+
+function Screens() {
+  const { path } = useLocation();
+  if (PUBLIC_PATHS.includes(path)) {
+    return (
+      <PublicLayout>
+        <Router>
+          <Route path="/app/sign-in" component={SignIn} />
+          <Route path="/app/sign-in/verify" component={VerifyLink} />
+          <Route path="/app/invitations/accept" component={AcceptInvitation} />
+        </Router>
+      </PublicLayout>
+    );
+  }
+  return (
+    <SignedIn>
+      <Shell>
+        <Router>
+          <Route path="/app" component={Home} />
+          <Route path="/app/settings/profile" component={Profile} />
+          <Route path="/app/settings/sessions" component={Sessions} />
+          <Route path="/app/settings/members" component={Members} />
+          <Route path="/app/settings/api-keys" component={ApiKeys} />
+          <Route default component={NotFound} />
+        </Router>
+      </Shell>
+    </SignedIn>
+  );
+}
+
+export function App() {
+  return (
+    <LocationProvider scope="/app">
+      <ErrorBoundary>
+        <Screens />
+      </ErrorBoundary>
+    </LocationProvider>
+  );
+}

@@ -1,0 +1,72 @@
+import type { ComponentChildren } from 'preact';
+import { useState } from 'preact/hooks';
+import { useLocation } from 'preact-iso/router';
+import { account, call, client, type Problem } from '../api.ts';
+import { Button } from '../components/button.tsx';
+import { ErrorMessage } from '../components/error-message.tsx';
+import { Toaster } from '../components/toast.tsx';
+import { WorkspaceSwitcher } from './workspace-switcher.tsx';
+
+const SETTINGS = [
+  { href: '/app/settings/profile', label: 'Profile' },
+  { href: '/app/settings/sessions', label: 'Sessions' },
+  { href: '/app/settings/members', label: 'Members' },
+  { href: '/app/settings/api-keys', label: 'API keys' },
+];
+
+function NavLink({ href, label }: { href: string; label: string }) {
+  const { path } = useLocation();
+  return (
+    <a href={href} aria-current={path === href ? 'page' : undefined}>
+      {label}
+    </a>
+  );
+}
+
+/** Every signed-in screen: a skip link, the header (workspace, sign out), the navigation, and the screen in <main>. */
+export function Shell({ children }: { children: ComponentChildren }) {
+  const { route } = useLocation();
+  const [problem, setProblem] = useState<Problem | null>(null);
+  const [busy, setBusy] = useState(false);
+  const me = account.value!;
+  const signOut = async () => {
+    setBusy(true);
+    const result = await call(client.POST('/v1/auth/sign-out'));
+    setBusy(false);
+    if (!result.ok && result.problem.status !== 401) return setProblem(result.problem);
+    route('/app/sign-in', true);
+    account.value = null;
+  };
+  return (
+    <div class="shell">
+      <a class="skip-link" href="#main">Skip to main content</a>
+      <header class="app-header">
+        <a class="brand" href="/app">Flipbook</a>
+        <WorkspaceSwitcher key={me.active_workspace?.id ?? 0} />
+        <div class="who">
+          <span class="who-email">{me.user.email}</span>
+          <Button onClick={signOut} busy={busy}>Sign out</Button>
+        </div>
+        <ErrorMessage problem={problem} title="You were not signed out" />
+      </header>
+      <div class="app-body">
+        <nav class="app-nav" aria-label="Main">
+          <ul>
+            <li><NavLink href="/app" label="Home" /></li>
+            <li>
+              <span class="nav-group" id="nav-settings">Settings</span>
+              <ul aria-labelledby="nav-settings">
+                {SETTINGS.map((link) => <li key={link.href}><NavLink {...link} /></li>)}
+              </ul>
+            </li>
+          </ul>
+        </nav>
+        <main id="main" class="app-main" tabIndex={-1}>
+          <Toaster />
+          {/* A new workspace: every screen reads its data again. */}
+          <div key={me.active_workspace?.id ?? 0}>{children}</div>
+        </main>
+      </div>
+    </div>
+  );
+}

@@ -1,0 +1,110 @@
+/**
+ * Browser harness for the application's screens: the real service on
+ * `localhost` (WebAuthn needs a domain name, and the session's CSRF check
+ * wants the public origin), Debian's Chromium through playwright-core,
+ * sign-in through the mailed link, and axe-core at desktop and phone widths.
+ *
+ * The screens' browser tests run once in CI, in its PostgreSQL pass; locally
+ * they run on PGlite when DATABASE_URL is empty.
+ */
+import assert from 'node:assert/strict';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { freePort, startService, type TestService } from '../helpers.ts';
+import { mailedLink } from '../people/people-helpers.ts';
+import { CHROMIUM_SKIP, axeViolations, launchBrowser } from '../reader/browser.ts';
+
+export const WEB_SKIP: string | false = CHROMIUM_SKIP
+  || (process.env.CI && !process.env.DATABASE_URL ? 'the screens\' browser tests run in CI\'s PostgreSQL pass' : false);
+
+export const DESKTOP = { width: 1280, height: 800 };
+export const NARROW = { width: 360, height: 740 };
+
+export interface WebService extends TestService {
+  /** The application's origin as the browser sees it: http://localhost:<port>. */
+  origin: string;
+}
+
+export async function startWebService(env: Record<string, unknown> = {}): Promise<WebService> {
+  const port = await freePort();
+  const origin = `http://localhost:${port}`;
+  // One browser signs many people in and out within a minute here, more than the per-client limit of
+  // unauthenticated calls (10 a minute) lets one client do: a signed-out screen's GET /v1/account is one.
+  const svc = await startService({ worker: false, env: { PORT: port, PUBLIC_BASE_URL: origin, RATE_LIMIT_UNAUTHENTICATED_PER_MINUTE: 1000, ...env } });
+  return Object.assign(svc, { origin });
+}
+
+export function launchWebBrowser(): Promise<Browser> {
+  return launchBrowser(['--host-resolver-rules=MAP localhost 127.0.0.1']);
+}
+
+export interface AppTab {
+  context: BrowserContext;
+  page: Page;
+  /** Page errors, CSP violations and console errors other than the failed requests' own (a 401, a 429 are expected answers). */
+  problems: string[];
+  close(): Promise<void>;
+}
+
+export async function openApp(browser: Browser): Promise<AppTab> {
+  const context = await browser.newContext({ viewport: DESKTOP });
+  const page = await context.newPage();
+  const problems: string[] = [];
+  page.on('console', (message) => {
+    if (message.type() === 'error' && !/Failed to load resource: the server responded with a status of 4\d\d/.test(message.text())) problems.push(`console: ${message.text()}`);
+  });
+  page.on('pageerror', (error) => problems.push(`pageerror: ${error.message}`));
+  return { context, page, problems, close: () => context.close() };
+}
+
+/** The first screen after the given navigation has its heading. */
+export async function heading(page: Page, name: string | RegExp): Promise<void> {
+  try {
+    await page.getByRole('heading', { level: 1, name }).waitFor({ timeout: 15_000 });
+  } catch (error) {
+    // Say what the screen shows instead.
+    const shown = await page.evaluate(() => document.body.innerText.replace(/\s+/g, ' ').slice(0, 600)).catch(() => '(no page)');
+    throw new Error(`No heading ${String(name)} at ${page.url()}; the page shows: ${shown}`, { cause: error });
+  }
+}
+
+/**
+ * axe-core (WCAG 2.2 AA and best practices, target size on) finds nothing at
+ * 1280 px and at 360 px; the page does not scroll sideways at 360 px.
+ */
+export async function assertAccessible(page: Page, label: string): Promise<void> {
+  const before = page.viewportSize() ?? DESKTOP;
+  try {
+    for (const viewport of [DESKTOP, NARROW]) {
+      await page.setViewportSize(viewport);
+      await page.evaluate(() => new Promise(requestAnimationFrame));
+      const violations = await axeViolations(page, ['target-size']);
+      assert.deepEqual(violations.map((v) => `${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(' ')).join(', ')})`), [], `${label} at ${viewport.width} px`);
+      if (viewport === NARROW) {
+        const width = await page.evaluate(() => document.documentElement.scrollWidth);
+        assert.ok(width <= NARROW.width, `${label} fits 360 px (the page is ${width} px wide)`);
+      }
+    }
+  } finally {
+    await page.setViewportSize(before);
+  }
+}
+
+/** The link of the latest sign-in e-mail to `email`, pointed at the browser's origin. */
+export async function signInLink(svc: WebService, email: string): Promise<string> {
+  return mailedLink(svc, email, 'sign-in/verify');
+}
+
+/** Asks for a link on the sign-in screen, opens it from the outbox, and waits for the home screen. */
+export async function signInThroughScreen(page: Page, svc: WebService, email: string): Promise<void> {
+  await page.goto(`${svc.origin}/app/sign-in`);
+  await page.getByLabel('E-mail address').fill(email);
+  await page.getByRole('button', { name: 'Send sign-in link' }).click();
+  await page.getByRole('heading', { name: 'Check your e-mail' }).waitFor();
+  await page.goto(await signInLink(svc, email));
+  await heading(page, 'Home');
+}
+
+/** A workspace with a person in `role`, added as the operator would. */
+export async function personIn(svc: WebService, workspaceId: number, email: string, role: 'viewer' | 'editor' | 'admin' | 'owner'): Promise<void> {
+  await svc.runtime.services.members.addByOperator(workspaceId, email, role, { type: 'operator' });
+}

@@ -19,6 +19,8 @@ const Profile = lazy(() => import('./settings/profile.tsx'));
 const Sessions = lazy(() => import('./settings/sessions.tsx'));
 const Members = lazy(() => import('./settings/members.tsx'));
 const ApiKeys = lazy(() => import('./settings/api-keys.tsx'));
+const OAuthConsent = lazy(() => import('./oauth/consent.tsx'));
+const OAuthDevice = lazy(() => import('./oauth/device.tsx'));
 
 // A mailed link exchanges its token and goes home: fetch home's chunk meanwhile.
 if (/^\/app\/(sign-in\/verify|invitations\/accept)\/?$/.test(location.pathname)) void Home.preload();
@@ -48,6 +50,8 @@ function Screens() {
           <Route path="/app/settings/sessions" component={Sessions} />
           <Route path="/app/settings/members" component={Members} />
           <Route path="/app/settings/api-keys" component={ApiKeys} />
+          <Route path="/app/oauth/consent" component={OAuthConsent} />
+          <Route path="/app/oauth/device" component={OAuthDevice} />
           <Route default component={NotFound} />
         </Router>
       </Shell>

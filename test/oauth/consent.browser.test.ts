@@ -77,6 +77,15 @@ describe('OAuth consent and device screens in Chromium', { skip: WEB_SKIP }, () 
       await page.getByRole('button', { name: 'Deny' }).click();
       await page.waitForURL((url) => url.pathname === '/test-app/callback');
       assert.equal(new URL(page.url()).searchParams.get('error'), 'access_denied');
+
+      // Settings → Connected apps: disconnecting stops the token at once.
+      await page.goto(`${svc.origin}/app/settings/connected-apps`);
+      await heading(page, 'Connected apps');
+      await page.getByRole('cell', { name: 'Design tool' }).first().waitFor();
+      await assertAccessible(page, 'Connected apps');
+      await page.getByRole('button', { name: /^Disconnect/ }).first().click();
+      await page.getByText('is disconnected').waitFor();
+      assert.equal((await bearer(svc, tokens.access_token, 'GET', '/v1/me')).status, 401);
       assert.deepEqual(tab.problems.filter((p) => !/Failed to load resource/.test(p)), []);
     } finally {
       await tab.close();

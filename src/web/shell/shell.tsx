@@ -10,6 +10,7 @@ import { WorkspaceSwitcher } from './workspace-switcher.tsx';
 const SETTINGS = [
   { href: '/app/settings/profile', label: 'Profile' },
   { href: '/app/settings/sessions', label: 'Sessions' },
+  { href: '/app/settings/connected-apps', label: 'Connected apps' },
   { href: '/app/settings/members', label: 'Members' },
   { href: '/app/settings/api-keys', label: 'API keys' },
 ];

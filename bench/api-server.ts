@@ -1,7 +1,7 @@
 /**
  * Benchmark peer: the real service (runtime as `flipbook serve`, API only) or a
- * bare Fastify route returning the same JSON. Prints `{ url, key }` as one JSON
- * line when ready.
+ * bare Fastify route returning the same JSON. Prints `{ url, key, oauthToken }`
+ * as one JSON line when ready.
  */
 import Fastify from 'fastify';
 import { mkdtemp } from 'node:fs/promises';
@@ -11,6 +11,7 @@ import pino from 'pino';
 import { loadConfig } from '../src/platform/config/env.ts';
 import { startRuntime } from '../src/runtime.ts';
 import { scratchPostgres } from '../test/helpers.ts';
+import { benchOAuthToken } from './oauth-token.ts';
 
 const mode = process.argv[2] ?? 'pglite';
 
@@ -41,7 +42,9 @@ if (mode === 'bare') {
   });
   const ws = await runtime.services.workspaces.createWorkspace({ name: 'Bench', plan: 'company' });
   const key = await runtime.services.workspaces.createKey({ workspaceId: ws.id, scopes: ['*'] });
-  process.stdout.write(`${JSON.stringify({ url: runtime.url, key: key.key })}\n`);
+  // An OAuth access token of the same workspace, for GET /v1/me with a token beside the key (bench:api).
+  const oauthToken = await benchOAuthToken(runtime, ws.id);
+  process.stdout.write(`${JSON.stringify({ url: runtime.url, key: key.key, oauthToken })}\n`);
   const stop = async () => {
     await runtime.stop();
     await scratch?.drop();

@@ -1,5 +1,6 @@
 /**
- * npm run bench:api — requests per second and p99 of GET /v1/me (key lookup,
+ * npm run bench:api — requests per second and p99 of GET /v1/me (key lookup, and
+ * with an OAuth access token in the same run;
  * rate limit counters, schema serialisation) at 50 connections, beside a bare
  * Fastify route returning the same JSON, measured in the same run, on the
  * embedded database, on PostgreSQL, on PostgreSQL with Redis, and with two API
@@ -50,12 +51,15 @@ for (const mode of ['pglite', 'postgres', 'postgres-redis'].filter((m) => modes.
   }
   const sample = await (await fetch(`${peer.url}/v1/me`, { headers: { authorization: `Bearer ${peer.key}` } })).text();
   const service = await load('GET /v1/me (service)', peer.url, peer.key);
+  // The same call with an OAuth access token (one query per request: token, app, membership), in the same run.
+  const withToken = peer.oauthToken ? await load('GET /v1/me (OAuth token)', peer.url, peer.oauthToken) : null;
   await stopPeer(peer);
 
   const bare = await startPeer(['bare', sample]);
   const reference = await load('bare Fastify, same JSON', bare.url, '');
   await stopPeer(bare);
   rows.push({ mode, target: 'GET /v1/me', ...service }, { mode, target: 'bare Fastify route', ...reference });
+  if (withToken) rows.push({ mode, target: 'GET /v1/me (OAuth)', ...withToken }, { mode, target: 'bare Fastify route', ...reference });
 }
 
 // Two API processes (`flipbook serve --role api`) behind the round-robin proxy, on PostgreSQL and Redis, beside one.

@@ -8,7 +8,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 
-export interface Peer { url: string; key: string; child: ChildProcess }
+export interface Peer { url: string; key: string; /** An OAuth access token of the key's workspace (the service's peers). */ oauthToken?: string; child: ChildProcess }
 
 /** bench/api-server.ts: the service in one mode (pglite, postgres, postgres-redis), or `bare <json>`. */
 export const API_SERVER = path.join(import.meta.dirname, 'api-server.ts');
@@ -19,7 +19,7 @@ export async function startPeer(args: string[], script = API_SERVER, nodeFlags: 
     createInterface({ input: child.stdout! }).once('line', resolve);
     child.once('exit', (code) => reject(new Error(`benchmark server exited with ${code}`)));
   });
-  return { ...(JSON.parse(line) as { url: string; key: string }), child };
+  return { ...(JSON.parse(line) as { url: string; key: string; oauthToken?: string }), child };
 }
 
 export async function stopPeer(peer: { child: ChildProcess }): Promise<void> {

@@ -36,6 +36,10 @@ export function createAdminCommands(services: Services): AdminCommands {
       const link = await services.accounts.issueSignInLink(member.email);
       return { user_id: member.userId, email: member.email, role: member.role, workspace_id: workspaceId, sign_in_link: link, expires_in_minutes: services.accounts.signInLinkTtlMinutes };
     },
+    'oauth-apps.create': async (a) => services.oauth.createApp({
+      workspaceId: int(a.workspace), name: a.name,
+      redirectUris: Array.isArray(a.redirectUris) ? a.redirectUris.map(String) : [], public: a.public === true,
+    }),
     'mail.list': async (a) =>
       (await services.mailer.list({ to: str(a.to), limit: a.limit === undefined ? undefined : int(a.limit) })).map((m) => ({
         id: m.id, to: m.to, subject: m.subject, status: m.status, error: m.error, created_at: m.createdAt.toISOString(), text: m.text,

@@ -28,6 +28,8 @@ import { apiKeysRoutes } from './modules/workspaces/api-keys.routes.ts';
 import { authRoutes } from './modules/people/auth.routes.ts';
 import { accountRoutes } from './modules/people/account.routes.ts';
 import { membersRoutes } from './modules/people/members.routes.ts';
+import { oauthRoutes } from './modules/oauth/oauth.routes.ts';
+import { oauthEndpoints } from './modules/oauth/oauth.mount.ts';
 import { PEOPLE_SCHEMAS } from './modules/people/people.schemas.ts';
 import { mcpRoutes } from './modules/mcp/mcp.routes.ts';
 import { downloadDocument } from './modules/mcp/download.ts';
@@ -122,7 +124,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   await app.register(cookie);
   const publicOrigin = new URL(config.publicBaseUrl).origin;
   registerGuard(app, {
-    workspaces: services.workspaces, accounts: services.accounts, publicOrigin,
+    workspaces: services.workspaces, accounts: services.accounts, oauth: services.oauth, publicOrigin,
     store: deps.rateLimitStore, limits, clientKey: (ip) => clientLimiter.clientKey(ip),
   });
   registerIdempotency(app, { db: database.db, ttlHours: config.IDEMPOTENCY_TTL_HOURS });
@@ -138,6 +140,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
       });
       await v1.register(accountRoutes, { accounts: services.accounts, passkeys: services.passkeys, secureCookie: publicOrigin.startsWith('https:') });
       await v1.register(membersRoutes, { members: services.members, accounts: services.accounts, limiter: clientLimiter, publicOrigin });
+      await v1.register(oauthRoutes, { oauth: services.oauth });
       await v1.register(apiKeysRoutes, { workspaces: services.workspaces, auditTrail: services.auditTrail });
       await v1.register(booksRoutes, { books: services.books, uploads: services.uploads, uploadLimitBytes: config.UPLOAD_LIMIT_BYTES });
       await v1.register(bulkSettingsRoutes, { bulkSettings: services.bulkSettings });
@@ -156,6 +159,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     { prefix: '/v1' },
   );
 
+  await app.register(oauthEndpoints, { oauth: services.oauth, limiter: clientLimiter, perClientPerMinute: config.OAUTH_PER_CLIENT_PER_MINUTE });
   await app.register(mcpRoutes, {
     root: app, publicBaseUrl: config.publicBaseUrl, version: API_VERSION, maxWaitMs: MCP_CONVERSION_WAIT_MS,
     download: (url) => downloadDocument(services.outbound, url, config.UPLOAD_LIMIT_BYTES),

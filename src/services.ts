@@ -31,6 +31,7 @@ import { AccountsService } from './modules/people/accounts.service.ts';
 import { PasskeysService } from './modules/people/passkeys.service.ts';
 import { MembersService } from './modules/people/members.service.ts';
 import { AuditTrailService } from './modules/workspaces/audit-trail.service.ts';
+import { OAuthService } from './modules/oauth/oauth.service.ts';
 
 export interface Services {
   workspaces: WorkspacesService;
@@ -62,6 +63,8 @@ export interface Services {
   passkeys: PasskeysService;
   members: MembersService;
   auditTrail: AuditTrailService;
+  /** OAuth 2.1 for integrations: the authorization server, apps, consent, tokens (docs/oauth.md). */
+  oauth: OAuthService;
 }
 
 export function createServices(deps: { database: Database; storage: Storage; queue: JobQueue; config: Readonly<Config>; logger: Logger; secretKey: string }): Services {
@@ -108,6 +111,11 @@ export function createServices(deps: { database: Database; storage: Storage; que
     passkeys: new PasskeysService({ db: database.db, publicBaseUrl: config.publicBaseUrl }),
     members: new MembersService({ db: database.db, mailer, accounts, publicBaseUrl: config.publicBaseUrl }),
     auditTrail: new AuditTrailService(database.db),
+    oauth: new OAuthService({
+      db: database.db, accounts, publicBaseUrl: config.publicBaseUrl, secretKey: deps.secretKey,
+      accessTokenTtlSeconds: config.OAUTH_ACCESS_TOKEN_TTL_SECONDS, refreshTokenTtlDays: config.OAUTH_REFRESH_TOKEN_TTL_DAYS,
+      dynamicRegistration: config.OAUTH_DYNAMIC_REGISTRATION, trustProxy: Boolean(config.TRUST_PROXY),
+    }),
   };
 }
 

@@ -176,6 +176,23 @@ usersCommand
     ));
   });
 
+const oauthAppsCommand = program.command('oauth-apps').description('OAuth apps: integrations that act for a person in a workspace (docs/oauth.md).');
+
+oauthAppsCommand
+  .command('create')
+  .description("Register an OAuth app in a workspace and print its client_id and, for a confidential app, its client_secret (shown once).")
+  .requiredOption('--workspace <id>', 'workspace id')
+  .requiredOption('--name <name>', "the app's name, shown on the consent screen")
+  .option('--redirect-uri <uri>', 'an exact redirect URI (repeat for more)', (value: string, previous: string[]) => [...previous, value], [] as string[])
+  .option('--public', 'a public app (no secret: PKCE alone), for apps that cannot keep a secret')
+  .option('--json', 'print JSON (includes the client secret)')
+  .action(async (o: { workspace: string; name: string; redirectUri: string[]; public?: boolean; json?: boolean }) => {
+    const created = (await withAdmin((a) => a.run('oauth-apps.create', { workspace: o.workspace, name: o.name, redirectUris: o.redirectUri, public: o.public === true }))) as { id: number; client_id: string; client_secret?: string; name: string; redirect_uris: string[]; public: boolean };
+    output(o.json, created, () => process.stdout.write(
+      `OAuth app ${created.id} "${created.name}" (${created.public ? 'public' : 'confidential'}).\n\n    client_id:     ${created.client_id}\n${created.client_secret ? `    client_secret: ${created.client_secret}\n\nThe secret is shown once; only a sealed copy is kept.\n` : ''}`,
+    ));
+  });
+
 const booksCommand = program.command('books').description('Operator actions on books.');
 
 booksCommand

@@ -24,7 +24,7 @@ import type { Config } from './config/env.ts';
 const REDACTED = '[REDACTED]';
 
 /** Query parameters whose values are secrets, compared with the decoded, lower-cased name. */
-export const SECRET_QUERY_PARAMETERS = new Set(['api_key', 'token', 'signature', 'access_token', 'password', 'secret']);
+export const SECRET_QUERY_PARAMETERS = new Set(['api_key', 'token', 'signature', 'access_token', 'password', 'secret', 'code', 'refresh_token', 'device_code', 'user_code', 'client_secret', 'code_verifier']);
 
 /**
  * Path patterns whose first capture group is a secret (a usable token). Add a

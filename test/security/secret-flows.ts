@@ -13,6 +13,8 @@ import { eventually, type TestService } from '../helpers.ts';
 import { insertBook } from '../factories.ts';
 import type { LogCapture } from './log-capture.ts';
 import { mailedLink, member, sessionCookieOf, tokenOf } from '../people/people-helpers.ts';
+import * as oauth from 'oauth4webapi';
+import { clientOf, discover, finish, insecure, REDIRECT_URI, registerApp, startAuthorization } from '../oauth/oauth-helpers.ts';
 
 export interface SecretFlowContext {
   svc: TestService;
@@ -66,6 +68,36 @@ async function enableLeadForm(svc: TestService, key: string, randomId: string) {
 }
 
 export const SECRET_FLOWS: SecretFlow[] = [
+  {
+    name: 'OAuth: client secret, code, PKCE verifier, access and refresh tokens, device and user codes, tokens in query strings',
+    async run({ svc, ws }) {
+      const as = await discover(svc);
+      const admin = await member(svc, ws.id, `${unique('oauth-admin')}@example.com`, 'admin');
+      const app = await registerApp(admin, { public: false, name: 'Secret app' });
+      const { client, auth } = clientOf(app);
+      const started = await startAuthorization(svc, as, admin, app.client_id);
+      const callback = await finish(admin, started, { workspaceId: ws.id });
+      const code = callback.searchParams.get('code')!;
+      const params = oauth.validateAuthResponse(as, client, callback, started.state);
+      const tokens = await oauth.processAuthorizationCodeResponse(as, client, await oauth.authorizationCodeGrantRequest(as, client, auth, params, REDIRECT_URI, started.verifier, insecure));
+      assert.equal((await fetch(`${svc.url}/v1/me`, { headers: { authorization: `Bearer ${tokens.access_token}` } })).status, 200);
+      const refreshed = await oauth.processRefreshTokenResponse(as, client, await oauth.refreshTokenGrantRequest(as, client, auth, tokens.refresh_token!, insecure));
+      // Tokens put where they do not belong: query strings of the API and of the OAuth endpoints.
+      await fetch(`${svc.url}/v1/me?access_token=${refreshed.access_token}`);
+      await fetch(`${svc.url}/oauth/token?refresh_token=${refreshed.refresh_token}&code=${code}&client_secret=${app.client_secret}`, { method: 'POST' });
+      await fetch(`${svc.url}/oauth/authorize?client_id=${app.client_id}&code_verifier=${started.verifier}&response_type=code`, { redirect: 'manual' });
+      const device = await oauth.processDeviceAuthorizationResponse(as, client, await oauth.deviceAuthorizationRequest(as, client, auth, new URLSearchParams({ scope: 'books:read' }), insecure));
+      await fetch(device.verification_uri_complete!, { redirect: 'manual' });
+      await fetch(`${svc.url}/oauth/token?device_code=${device.device_code}`, { method: 'POST' });
+      assert.equal((await admin.call('POST', '/v1/oauth/device/approve', { user_code: device.user_code, workspace_id: ws.id })).status, 204);
+      const deviceTokens = await oauth.processDeviceCodeResponse(as, client, await oauth.deviceCodeGrantRequest(as, client, auth, device.device_code, insecure));
+      await oauth.processRevocationResponse(await oauth.revocationRequest(as, client, auth, deviceTokens.access_token, insecure));
+      return [
+        app.client_secret!, code, started.verifier, tokens.access_token, tokens.refresh_token!, refreshed.access_token, refreshed.refresh_token!,
+        device.device_code, device.user_code, device.user_code.replace('-', ''), deviceTokens.access_token, deviceTokens.refresh_token!,
+      ];
+    },
+  },
   {
     name: 'API keys: header, query parameter and its percent-encoded spellings',
     async run({ svc, ws }) {

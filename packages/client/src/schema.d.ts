@@ -537,6 +537,238 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/oauth/interactions/{uid}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An authorization request waiting for consent
+         * @description For the consent screen: the app, the asked scopes in words, and your workspaces. Only the browser that started the request sees it.
+         *
+         *     **Authentication:** a person signed in to the application (the `flipbook_session` cookie, with `X-CSRF-Token` on writes); API keys and OAuth tokens get 403.
+         *
+         *     **Authentication:** a person signed in to the application (the `flipbook_session` cookie, with `X-CSRF-Token` on writes); API keys and OAuth tokens get 403.
+         */
+        get: operations["getOAuthInteraction"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/oauth/interactions/{uid}/consent": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Allow the app in a workspace
+         * @description Grants the asked scopes that your role in the workspace allows. Send the browser to `redirect_to`.
+         *
+         *     **Authentication:** a person signed in to the application (the `flipbook_session` cookie, with `X-CSRF-Token` on writes); API keys and OAuth tokens get 403.
+         *     **Idempotency:** send `Idempotency-Key` to make a retry safe; the first 2xx response is replayed for 24 hours with `X-Idempotent-Replay: true`.
+         */
+        post: operations["consentOAuthInteraction"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/oauth/interactions/{uid}/deny": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Refuse the app
+         * @description The app gets `error=access_denied`. Send the browser to `redirect_to`.
+         *
+         *     **Authentication:** a person signed in to the application (the `flipbook_session` cookie, with `X-CSRF-Token` on writes); API keys and OAuth tokens get 403.
+         *     **Idempotency:** send `Idempotency-Key` to make a retry safe; the first 2xx response is replayed for 24 hours with `X-Idempotent-Replay: true`.
+         */
+        post: operations["denyOAuthInteraction"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/oauth/device": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The app behind a device code
+         * @description For the device verification page: the app that shows this code, the asked scopes in words, and your workspaces.
+         *
+         *     **Authentication:** a person signed in to the application (the `flipbook_session` cookie, with `X-CSRF-Token` on writes); API keys and OAuth tokens get 403.
+         *     **Idempotency:** send `Idempotency-Key` to make a retry safe; the first 2xx response is replayed for 24 hours with `X-Idempotent-Replay: true`.
+         */
+        post: operations["getOAuthDeviceRequest"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/oauth/device/approve": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Allow a device in a workspace
+         * @description **Authentication:** a person signed in to the application (the `flipbook_session` cookie, with `X-CSRF-Token` on writes); API keys and OAuth tokens get 403.
+         *     **Idempotency:** send `Idempotency-Key` to make a retry safe; the first 2xx response is replayed for 24 hours with `X-Idempotent-Replay: true`.
+         */
+        post: operations["approveOAuthDevice"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/oauth/device/deny": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Refuse a device
+         * @description **Authentication:** a person signed in to the application (the `flipbook_session` cookie, with `X-CSRF-Token` on writes); API keys and OAuth tokens get 403.
+         *     **Idempotency:** send `Idempotency-Key` to make a retry safe; the first 2xx response is replayed for 24 hours with `X-Idempotent-Replay: true`.
+         */
+        post: operations["denyOAuthDevice"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/account/connected-apps": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The apps you connected
+         * @description **Authentication:** a person signed in to the application (the `flipbook_session` cookie, with `X-CSRF-Token` on writes); API keys and OAuth tokens get 403.
+         *
+         *     **Authentication:** a person signed in to the application (the `flipbook_session` cookie, with `X-CSRF-Token` on writes); API keys and OAuth tokens get 403.
+         */
+        get: operations["listConnectedApps"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/account/connected-apps/{grantId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Disconnect an app
+         * @description Revokes the grant and every token of it, at once.
+         *
+         *     **Authentication:** a person signed in to the application (the `flipbook_session` cookie, with `X-CSRF-Token` on writes); API keys and OAuth tokens get 403.
+         *     **Idempotency:** send `Idempotency-Key` to make a retry safe; the first 2xx response is replayed for 24 hours with `X-Idempotent-Replay: true`.
+         */
+        delete: operations["revokeConnectedApp"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/oauth-apps": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The workspace's OAuth apps
+         * @description **Authentication:** a person signed in to the application (the `flipbook_session` cookie, with `X-CSRF-Token` on writes); API keys and OAuth tokens get 403. **Role:** `admin` or above in the active workspace.
+         *
+         *     **Authentication:** a person signed in to the application (the `flipbook_session` cookie, with `X-CSRF-Token` on writes); API keys and OAuth tokens get 403. **Role:** `admin` or above in the active workspace.
+         */
+        get: operations["listOAuthApps"];
+        put?: never;
+        /**
+         * Register an OAuth app
+         * @description A confidential app's secret is in this answer only. Redirect URIs must match exactly when the app uses them.
+         *
+         *     **Authentication:** a person signed in to the application (the `flipbook_session` cookie, with `X-CSRF-Token` on writes); API keys and OAuth tokens get 403. **Role:** `admin` or above in the active workspace.
+         *     **Idempotency:** send `Idempotency-Key` to make a retry safe; the first 2xx response is replayed for 24 hours with `X-Idempotent-Replay: true`.
+         */
+        post: operations["createOAuthApp"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/oauth-apps/{appId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete an OAuth app
+         * @description Every grant and token of the app stops at once.
+         *
+         *     **Authentication:** a person signed in to the application (the `flipbook_session` cookie, with `X-CSRF-Token` on writes); API keys and OAuth tokens get 403. **Role:** `admin` or above in the active workspace.
+         *     **Idempotency:** send `Idempotency-Key` to make a retry safe; the first 2xx response is replayed for 24 hours with `X-Idempotent-Replay: true`.
+         */
+        delete: operations["deleteOAuthApp"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/api-keys": {
         parameters: {
             query?: never;
@@ -4129,6 +4361,86 @@ export interface components {
             /** Format: date-time */
             expires_at: string;
         };
+        /** OAuth app */
+        OAuthApp: {
+            id: number;
+            client_id: string;
+            name: string;
+            redirect_uris: string[];
+            /** @description A public app has no secret and relies on PKCE alone; a confidential one authenticates with its secret. */
+            public: boolean;
+            /** Format: date-time */
+            created_at: string;
+        };
+        /** Created OAuth app */
+        CreatedOAuthApp: {
+            id: number;
+            client_id: string;
+            name: string;
+            redirect_uris: string[];
+            /** @description A public app has no secret and relies on PKCE alone; a confidential one authenticates with its secret. */
+            public: boolean;
+            /** Format: date-time */
+            created_at: string;
+            /** @description A confidential app's secret: in this answer only. */
+            client_secret?: string;
+        };
+        /** OAuth authorization request */
+        OAuthAuthorizationRequest: {
+            uid: string;
+            app: {
+                client_id: string;
+                name: string;
+            };
+            /** @description The asked scopes. */
+            scopes: {
+                scope: string;
+                /** @description What the scope allows, in words. */
+                description: string;
+            }[];
+            /** @description Your workspaces, with your role in each. */
+            workspaces: {
+                id: number;
+                name: string;
+                role: string;
+                /** @description The asked scopes your role allows here: what the app would get in this workspace. */
+                granted_scopes: string[];
+            }[];
+        };
+        /** OAuth device request */
+        OAuthDeviceRequest: {
+            app: {
+                client_id: string;
+                name: string;
+            };
+            scopes: {
+                scope: string;
+                /** @description What the scope allows, in words. */
+                description: string;
+            }[];
+            workspaces: {
+                id: number;
+                name: string;
+                role: string;
+                /** @description The asked scopes your role allows here: what the app would get in this workspace. */
+                granted_scopes: string[];
+            }[];
+        };
+        /** Connected app */
+        ConnectedApp: {
+            grant_id: string;
+            app: {
+                id: number;
+                client_id: string;
+                name: string;
+            };
+            workspace: {
+                id: number;
+                name: string;
+            };
+            scopes: string[];
+            connected_at: string | null;
+        };
         /** API key */
         ApiKey: {
             id: number;
@@ -4988,7 +5300,7 @@ export interface operations {
                                 };
                             };
                             auth: {
-                                /** @description `api_key`, or `session` for a person signed in to the application (OAuth 2 tokens will report `oauth`). */
+                                /** @description `api_key`, `session` for a person signed in to the application, or `oauth` for an OAuth access token. */
                                 method: string;
                                 /** @description The key (method `api_key`), else null. */
                                 key_id: number | null;
@@ -4996,12 +5308,18 @@ export interface operations {
                                 key_prefix: string | null;
                                 /** @description `live` or `test`; null without a key. */
                                 mode: string | null;
-                                /** @description The signed-in person (method `session`), else null. */
+                                /** @description The signed-in person (method `session`) or the person an OAuth token acts for (method `oauth`), else null. */
                                 user: {
                                     id: number;
                                     email: string;
                                     /** @description `owner`, `admin`, `editor` or `viewer`. */
                                     role: string;
+                                } | null;
+                                /** @description The OAuth app (method `oauth`), else null. */
+                                app?: {
+                                    id: number;
+                                    name: string;
+                                    client_id: string;
                                 } | null;
                                 /** @description Granted scopes; `*` grants all of: analytics:read, books:read, books:write, brand:read, brand:write, catalogs:read, catalogs:write, exports:read, subscribers:read, subscribers:write, tracked-links:read, tracked-links:write, webhooks:read, webhooks:write, workspace:write. */
                                 scopes: string[];
@@ -7638,6 +7956,1216 @@ export interface operations {
             };
             /** @description The body is larger than accepted (PayloadTooLargeException). */
             413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unsupported Content-Type (UnsupportedMediaTypeException); the message quotes the type sent. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Validation failed (ValidationException; details map each field to its messages: schema rules, NUL characters or unpaired surrogates in any text, numbers out of range), or an Idempotency-Key reused with another request (IdempotencyKeyReusedException). */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit exceeded (RateLimitException); Retry-After gives the seconds to wait. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected error (InternalServerError); no internal detail is returned. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getOAuthInteraction: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                uid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["OAuthAuthorizationRequest"];
+                    };
+                };
+            };
+            /** @description Bad request (BadRequestException): malformed JSON or URL, a JSON body nested more than 64 levels, a malformed multipart body, a percent-encoded `api_key` name, or a request the operation cannot take. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The API key is missing, wrong or revoked (AuthenticationException). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The key lacks the scope (AuthorizationException; details list required_scope and granted_scopes) or the plan lacks the feature (PlanRestrictionException). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found (ModelNotFoundException). Records of other workspaces answer exactly like missing ones. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A path segment is longer than 2048 characters (URITooLongException). */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Validation failed (ValidationException; details map each field to its messages: schema rules, NUL characters or unpaired surrogates in any text, numbers out of range), or an Idempotency-Key reused with another request (IdempotencyKeyReusedException). */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit exceeded (RateLimitException); Retry-After gives the seconds to wait. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected error (InternalServerError); no internal detail is returned. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    consentOAuthInteraction: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                uid: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    workspace_id: number;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description Where the browser goes next (back to the authorization server, then to the app). */
+                            redirect_to: string;
+                        };
+                    };
+                };
+            };
+            /** @description Bad request (BadRequestException): malformed JSON or URL, a JSON body nested more than 64 levels, a malformed multipart body, a percent-encoded `api_key` name, or a request the operation cannot take. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The API key is missing, wrong or revoked (AuthenticationException). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The key lacks the scope (AuthorizationException; details list required_scope and granted_scopes) or the plan lacks the feature (PlanRestrictionException). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found (ModelNotFoundException). Records of other workspaces answer exactly like missing ones. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Conflict (ConflictException, IdempotencyInProgressException). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The body is larger than accepted (PayloadTooLargeException). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A path segment is longer than 2048 characters (URITooLongException). */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unsupported Content-Type (UnsupportedMediaTypeException); the message quotes the type sent. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Validation failed (ValidationException; details map each field to its messages: schema rules, NUL characters or unpaired surrogates in any text, numbers out of range), or an Idempotency-Key reused with another request (IdempotencyKeyReusedException). */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit exceeded (RateLimitException); Retry-After gives the seconds to wait. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected error (InternalServerError); no internal detail is returned. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    denyOAuthInteraction: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                uid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @description Where the browser goes next (back to the authorization server, then to the app). */
+                            redirect_to: string;
+                        };
+                    };
+                };
+            };
+            /** @description Bad request (BadRequestException): malformed JSON or URL, a JSON body nested more than 64 levels, a malformed multipart body, a percent-encoded `api_key` name, or a request the operation cannot take. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The API key is missing, wrong or revoked (AuthenticationException). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The key lacks the scope (AuthorizationException; details list required_scope and granted_scopes) or the plan lacks the feature (PlanRestrictionException). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found (ModelNotFoundException). Records of other workspaces answer exactly like missing ones. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Conflict (ConflictException, IdempotencyInProgressException). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The body is larger than accepted (PayloadTooLargeException). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A path segment is longer than 2048 characters (URITooLongException). */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unsupported Content-Type (UnsupportedMediaTypeException); the message quotes the type sent. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Validation failed (ValidationException; details map each field to its messages: schema rules, NUL characters or unpaired surrogates in any text, numbers out of range), or an Idempotency-Key reused with another request (IdempotencyKeyReusedException). */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit exceeded (RateLimitException); Retry-After gives the seconds to wait. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected error (InternalServerError); no internal detail is returned. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getOAuthDeviceRequest: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The code the device shows, as typed (dashes and spaces ignored). */
+                    user_code: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["OAuthDeviceRequest"];
+                    };
+                };
+            };
+            /** @description Bad request (BadRequestException): malformed JSON or URL, a JSON body nested more than 64 levels, a malformed multipart body, a percent-encoded `api_key` name, or a request the operation cannot take. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The API key is missing, wrong or revoked (AuthenticationException). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The key lacks the scope (AuthorizationException; details list required_scope and granted_scopes) or the plan lacks the feature (PlanRestrictionException). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found (ModelNotFoundException). Records of other workspaces answer exactly like missing ones. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Conflict (ConflictException, IdempotencyInProgressException). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The body is larger than accepted (PayloadTooLargeException). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unsupported Content-Type (UnsupportedMediaTypeException); the message quotes the type sent. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Validation failed (ValidationException; details map each field to its messages: schema rules, NUL characters or unpaired surrogates in any text, numbers out of range), or an Idempotency-Key reused with another request (IdempotencyKeyReusedException). */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit exceeded (RateLimitException); Retry-After gives the seconds to wait. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected error (InternalServerError); no internal detail is returned. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    approveOAuthDevice: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The code the device shows, as typed (dashes and spaces ignored). */
+                    user_code: string;
+                    workspace_id: number;
+                };
+            };
+        };
+        responses: {
+            /** @description The device gets its tokens at its next poll. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad request (BadRequestException): malformed JSON or URL, a JSON body nested more than 64 levels, a malformed multipart body, a percent-encoded `api_key` name, or a request the operation cannot take. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The API key is missing, wrong or revoked (AuthenticationException). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The key lacks the scope (AuthorizationException; details list required_scope and granted_scopes) or the plan lacks the feature (PlanRestrictionException). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found (ModelNotFoundException). Records of other workspaces answer exactly like missing ones. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Conflict (ConflictException, IdempotencyInProgressException). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The body is larger than accepted (PayloadTooLargeException). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unsupported Content-Type (UnsupportedMediaTypeException); the message quotes the type sent. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Validation failed (ValidationException; details map each field to its messages: schema rules, NUL characters or unpaired surrogates in any text, numbers out of range), or an Idempotency-Key reused with another request (IdempotencyKeyReusedException). */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit exceeded (RateLimitException); Retry-After gives the seconds to wait. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected error (InternalServerError); no internal detail is returned. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    denyOAuthDevice: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The code the device shows, as typed (dashes and spaces ignored). */
+                    user_code: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The device gets access_denied at its next poll. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad request (BadRequestException): malformed JSON or URL, a JSON body nested more than 64 levels, a malformed multipart body, a percent-encoded `api_key` name, or a request the operation cannot take. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The API key is missing, wrong or revoked (AuthenticationException). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The key lacks the scope (AuthorizationException; details list required_scope and granted_scopes) or the plan lacks the feature (PlanRestrictionException). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found (ModelNotFoundException). Records of other workspaces answer exactly like missing ones. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Conflict (ConflictException, IdempotencyInProgressException). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The body is larger than accepted (PayloadTooLargeException). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unsupported Content-Type (UnsupportedMediaTypeException); the message quotes the type sent. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Validation failed (ValidationException; details map each field to its messages: schema rules, NUL characters or unpaired surrogates in any text, numbers out of range), or an Idempotency-Key reused with another request (IdempotencyKeyReusedException). */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit exceeded (RateLimitException); Retry-After gives the seconds to wait. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected error (InternalServerError); no internal detail is returned. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    listConnectedApps: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["ConnectedApp"][];
+                    };
+                };
+            };
+            /** @description Bad request (BadRequestException): malformed JSON or URL, a JSON body nested more than 64 levels, a malformed multipart body, a percent-encoded `api_key` name, or a request the operation cannot take. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The API key is missing, wrong or revoked (AuthenticationException). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The key lacks the scope (AuthorizationException; details list required_scope and granted_scopes) or the plan lacks the feature (PlanRestrictionException). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Validation failed (ValidationException; details map each field to its messages: schema rules, NUL characters or unpaired surrogates in any text, numbers out of range), or an Idempotency-Key reused with another request (IdempotencyKeyReusedException). */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit exceeded (RateLimitException); Retry-After gives the seconds to wait. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected error (InternalServerError); no internal detail is returned. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    revokeConnectedApp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                grantId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Disconnected. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad request (BadRequestException): malformed JSON or URL, a JSON body nested more than 64 levels, a malformed multipart body, a percent-encoded `api_key` name, or a request the operation cannot take. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The API key is missing, wrong or revoked (AuthenticationException). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The key lacks the scope (AuthorizationException; details list required_scope and granted_scopes) or the plan lacks the feature (PlanRestrictionException). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found (ModelNotFoundException). Records of other workspaces answer exactly like missing ones. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Conflict (ConflictException, IdempotencyInProgressException). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The body is larger than accepted (PayloadTooLargeException). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A path segment is longer than 2048 characters (URITooLongException). */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unsupported Content-Type (UnsupportedMediaTypeException); the message quotes the type sent. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Validation failed (ValidationException; details map each field to its messages: schema rules, NUL characters or unpaired surrogates in any text, numbers out of range), or an Idempotency-Key reused with another request (IdempotencyKeyReusedException). */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit exceeded (RateLimitException); Retry-After gives the seconds to wait. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected error (InternalServerError); no internal detail is returned. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    listOAuthApps: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["OAuthApp"][];
+                    };
+                };
+            };
+            /** @description Bad request (BadRequestException): malformed JSON or URL, a JSON body nested more than 64 levels, a malformed multipart body, a percent-encoded `api_key` name, or a request the operation cannot take. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The API key is missing, wrong or revoked (AuthenticationException). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The key lacks the scope (AuthorizationException; details list required_scope and granted_scopes) or the plan lacks the feature (PlanRestrictionException). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Validation failed (ValidationException; details map each field to its messages: schema rules, NUL characters or unpaired surrogates in any text, numbers out of range), or an Idempotency-Key reused with another request (IdempotencyKeyReusedException). */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit exceeded (RateLimitException); Retry-After gives the seconds to wait. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected error (InternalServerError); no internal detail is returned. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    createOAuthApp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    name: string;
+                    /** @default [] */
+                    redirect_uris: string[];
+                    /**
+                     * @description A public app (no secret: PKCE alone), for apps that cannot keep a secret.
+                     * @default false
+                     */
+                    public: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["CreatedOAuthApp"];
+                    };
+                };
+            };
+            /** @description Bad request (BadRequestException): malformed JSON or URL, a JSON body nested more than 64 levels, a malformed multipart body, a percent-encoded `api_key` name, or a request the operation cannot take. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The API key is missing, wrong or revoked (AuthenticationException). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The key lacks the scope (AuthorizationException; details list required_scope and granted_scopes) or the plan lacks the feature (PlanRestrictionException). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Conflict (ConflictException, IdempotencyInProgressException). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The body is larger than accepted (PayloadTooLargeException). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unsupported Content-Type (UnsupportedMediaTypeException); the message quotes the type sent. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Validation failed (ValidationException; details map each field to its messages: schema rules, NUL characters or unpaired surrogates in any text, numbers out of range), or an Idempotency-Key reused with another request (IdempotencyKeyReusedException). */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit exceeded (RateLimitException); Retry-After gives the seconds to wait. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected error (InternalServerError); no internal detail is returned. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    deleteOAuthApp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                appId: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Bad request (BadRequestException): malformed JSON or URL, a JSON body nested more than 64 levels, a malformed multipart body, a percent-encoded `api_key` name, or a request the operation cannot take. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The API key is missing, wrong or revoked (AuthenticationException). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The key lacks the scope (AuthorizationException; details list required_scope and granted_scopes) or the plan lacks the feature (PlanRestrictionException). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found (ModelNotFoundException). Records of other workspaces answer exactly like missing ones. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Conflict (ConflictException, IdempotencyInProgressException). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The body is larger than accepted (PayloadTooLargeException). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A path segment is longer than 2048 characters (URITooLongException). */
+            414: {
                 headers: {
                     [name: string]: unknown;
                 };

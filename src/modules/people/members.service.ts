@@ -13,6 +13,7 @@ import { ERRORS } from '../../platform/errors.ts';
 import type { Mailer } from '../../platform/mail/mailer.ts';
 import { recordAudit, type Actor } from '../workspaces/audit-trail.service.ts';
 import { workspaces } from '../workspaces/workspaces.tables.ts';
+import { OAuthService } from '../oauth/oauth.service.ts';
 import { normalizeEmail, type AccountsService, type StartedSession } from './accounts.service.ts';
 import { invitations, memberships, users, type InvitationRow } from './people.tables.ts';
 
@@ -121,6 +122,8 @@ export class MembersService {
       // Removed: their sessions there end at once. Leaving: the person stays signed in, moved to another workspace (or none).
       if (self) await this.accounts.moveSessionsOutOf(tx, userId, caller.workspaceId);
       else await this.accounts.endSessionsInWorkspace(tx, userId, caller.workspaceId);
+      // Their OAuth grants and tokens in this workspace go either way (the token lookup also checks the membership).
+      await OAuthService.revokeMember(tx, userId, caller.workspaceId);
       await recordAudit(tx, caller.workspaceId, actorOf(caller), { action: self ? 'member.left' : 'member.removed', targetType: 'member', targetId: userId, metadata: { email: target.email, role: target.role } });
     });
   }

@@ -12,11 +12,12 @@ const Me = Type.Object({
     features: Type.Record(Type.String(), Type.Boolean(), { description: `What the plan allows: ${Object.entries(FEATURES).map(([k, f]) => `\`${k}\` (${f.description}; ${f.plans.join(', ')})`).join('; ')}.` }),
   }),
   auth: Type.Object({
-    method: Type.String({ description: '`api_key`, or `session` for a person signed in to the application (OAuth 2 tokens will report `oauth`).' }),
+    method: Type.String({ description: '`api_key`, `session` for a person signed in to the application, or `oauth` for an OAuth access token.' }),
     key_id: Type.Union([Type.Integer(), Type.Null()], { description: 'The key (method `api_key`), else null.' }),
     key_prefix: Type.Union([Type.String(), Type.Null()], { description: 'The start of the key, for telling keys apart; never the key. Null without a key.' }),
     mode: Type.Union([Type.String(), Type.Null()], { description: '`live` or `test`; null without a key.' }),
-    user: Type.Union([Type.Object({ id: Type.Integer(), email: Type.String(), role: Type.String({ description: '`owner`, `admin`, `editor` or `viewer`.' }) }), Type.Null()], { description: 'The signed-in person (method `session`), else null.' }),
+    user: Type.Union([Type.Object({ id: Type.Integer(), email: Type.String(), role: Type.String({ description: '`owner`, `admin`, `editor` or `viewer`.' }) }), Type.Null()], { description: 'The signed-in person (method `session`) or the person an OAuth token acts for (method `oauth`), else null.' }),
+    app: Type.Optional(Type.Union([Type.Object({ id: Type.Integer(), name: Type.String(), client_id: Type.String() }), Type.Null()], { description: 'The OAuth app (method `oauth`), else null.' })),
     scopes: Type.Array(Type.String(), { description: `Granted scopes; \`*\` grants all of: ${SCOPES.join(', ')}.` }),
   }),
   rate_limits: Type.Object({
@@ -50,7 +51,9 @@ export const meRoutes: FastifyPluginAsyncTypebox<{ limits: RateLimits }> = async
         plan: { name: auth.plan, features: featuresOf(auth.plan) },
         auth: {
           method: auth.method, key_id: auth.keyId, key_prefix: auth.keyPrefix, mode: auth.mode, scopes: [...auth.scopes],
-          user: auth.person?.role ? { id: auth.person.userId, email: auth.person.email, role: auth.person.role } : null,
+          user: auth.person?.role ? { id: auth.person.userId, email: auth.person.email, role: auth.person.role }
+            : auth.oauth ? { id: auth.oauth.userId, email: auth.oauth.email, role: auth.oauth.role } : null,
+          app: auth.oauth ? { id: auth.oauth.appId, name: auth.oauth.appName, client_id: auth.oauth.clientId } : null,
         },
         rate_limits: { workspace_per_minute: limits.workspacePerMinute, endpoint_per_minute: limits.endpointPerMinute },
       },

@@ -14,3 +14,4 @@ export * from '../../modules/content/content.tables.ts';
 export * from '../../modules/webhooks/webhooks.tables.ts';
 export * from '../../modules/books/conversion-lease.tables.ts';
 export * from '../../modules/people/people.tables.ts';
+export * from '../../modules/oauth/oauth.tables.ts';

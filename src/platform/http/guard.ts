@@ -12,6 +12,7 @@ import { minimumPlanFor, planAllows, FEATURES } from '../auth/plans.ts';
 import { ERRORS } from '../errors.ts';
 import type { RateLimitStore } from './rate-limit-store.ts';
 import type { WorkspacesService } from '../../modules/workspaces/workspaces.service.ts';
+import { ACCESS_TOKEN_PREFIX, type OAuthService } from '../../modules/oauth/oauth.service.ts';
 import type { AuthContext } from '../auth/auth-context.ts';
 import { queryParameterName } from '../logger.ts';
 
@@ -129,6 +130,8 @@ function assertCsrfToken(request: FastifyRequest, expected: string): void {
 export interface GuardDependencies {
   workspaces: WorkspacesService;
   accounts: AccountsService;
+  /** OAuth access tokens (`fbo_at_…`), accepted exactly as keys are. */
+  oauth: OAuthService;
   /** PUBLIC_BASE_URL's origin: the application's pages are served from it. */
   publicOrigin: string;
   store: RateLimitStore;
@@ -138,7 +141,7 @@ export interface GuardDependencies {
 }
 
 export function registerGuard(app: FastifyInstance, deps: GuardDependencies): void {
-  const { workspaces, accounts, store, limits, clientKey, publicOrigin } = deps;
+  const { workspaces, accounts, oauth, store, limits, clientKey, publicOrigin } = deps;
   const clientBucket = (request: FastifyRequest): Bucket => ({ key: `client:${clientKey(request.ip)}`, limit: limits.unauthenticatedPerMinute });
   app.decorateRequest('auth', null);
   app.decorateRequest('person', null);
@@ -149,7 +152,7 @@ export function registerGuard(app: FastifyInstance, deps: GuardDependencies): vo
       // Failed attempts count against the caller (a salted hash of the address), which slows key guessing.
       return then(consume(store, reply, [clientBucket(request)]), () => {
         if (request.is404) return; // unknown route: the not-found handler answers
-        throw ERRORS.unauthenticated(key ? 'The API key is invalid or has been revoked.' : undefined);
+        throw ERRORS.unauthenticated(key ? (key.startsWith(ACCESS_TOKEN_PREFIX) ? 'The access token is invalid, expired or revoked.' : 'The API key is invalid or has been revoked.') : undefined);
       });
     }
     request.auth = auth;
@@ -220,6 +223,8 @@ export function registerGuard(app: FastifyInstance, deps: GuardDependencies): vo
       if (config.person && !request.is404) throw ERRORS.unauthenticated('Sign in to the application first.');
       return authorize(request, route, null, key, reply);
     }
+    // An OAuth access token: read with its app and the person's membership on every request (nothing cached).
+    if (key.startsWith(ACCESS_TOKEN_PREFIX)) return oauth.authenticate(key).then((auth) => authorize(request, route, auth, key, reply));
     // A cached key (the usual case) is answered without a promise.
     const cached = workspaces.authenticateCached(key);
     if (cached !== undefined) return authorize(request, route, cached, key, reply);

@@ -5,6 +5,7 @@
  * and plan lines, so no route repeats them.
  */
 import swagger from '@fastify/swagger';
+import { SCOPE_WORDS } from '../../modules/oauth/scope-words.ts';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance, RouteOptions } from 'fastify';
 import { FEATURES, minimumPlanFor } from '../auth/plans.ts';
@@ -34,6 +35,8 @@ const errorResponse = (status: number) => ({ description: ERROR_DESCRIPTIONS[sta
  * Error responses a route adds by its own logic (a 404 for a body field, a 409 of a state conflict),
  * documented with the envelope: `response: { 200: …, ...errorResponses(404, 409) }`.
  */
+const OAUTH_SCOPES: Record<string, string> = SCOPE_WORDS;
+
 export function errorResponses(...statuses: number[]): Record<number, ReturnType<typeof errorResponse>> {
   return Object.fromEntries(statuses.map((status) => [status, errorResponse(status)]));
 }
@@ -78,6 +81,8 @@ function decorateRoute(route: RouteOptions): void {
     const scopes = config.scope === undefined ? [] : Array.isArray(config.scope) ? config.scope : [config.scope];
     lines.push(`**Scope:** ${scopes.length ? scopes.map((s) => `\`${s}\``).join(' and ') : 'any valid key'}.`);
     schema['x-scopes'] = scopes;
+    // An OAuth token needs the same scopes a key does.
+    schema.security = [{ bearerAuth: [] }, { apiKeyQuery: [] }, { sessionCookie: [] }, { oauth2: scopes }];
   }
   if (config.feature) {
     lines.push(`**Plan:** ${minimumPlanFor(config.feature)} (${FEATURES[config.feature].description}).`);
@@ -118,12 +123,19 @@ export async function registerOpenApi(app: FastifyInstance, options: { publicBas
       servers: [{ url: options.publicBaseUrl }],
       components: {
         securitySchemes: {
-          bearerAuth: { type: 'http', scheme: 'bearer', description: 'A workspace API key: wsk_live_… or wsk_test_…' },
+          bearerAuth: { type: 'http', scheme: 'bearer', description: 'A workspace API key (wsk_live_… or wsk_test_…), or an OAuth access token (fbo_at_…) with the same scopes checks: see oauth2.' },
+          oauth2: {
+            type: 'oauth2',
+            description: 'OAuth 2.1 for integrations acting for a person in one workspace (docs/oauth.md). Metadata: /.well-known/oauth-authorization-server. PKCE S256 is required; the access token is sent as a bearer token.',
+            flows: {
+              authorizationCode: { authorizationUrl: '/oauth/authorize', tokenUrl: '/oauth/token', refreshUrl: '/oauth/token', scopes: OAUTH_SCOPES },
+            },
+          },
           apiKeyQuery: { type: 'apiKey', in: 'query', name: 'api_key', description: 'Accepted but discouraged: it leaks into logs.' },
           sessionCookie: { type: 'apiKey', in: 'cookie', name: 'flipbook_session', description: 'A person signed in to the application (/app). Writes also need `X-CSRF-Token`: the `csrf_token` of `GET /v1/account`. Acts with the scopes of the person\'s role in the active workspace.' },
         },
       },
-      security: [{ bearerAuth: [] }, { apiKeyQuery: [] }, { sessionCookie: [] }],
+      security: [{ bearerAuth: [] }, { apiKeyQuery: [] }, { sessionCookie: [] }, { oauth2: [] }],
       webhooks: openApiWebhooks(),
     } as never,
     // Multipart bodies are streamed by their handlers, so they are shown here rather than validated by Fastify.

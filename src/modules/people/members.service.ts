@@ -122,7 +122,7 @@ export class MembersService {
       // Removed: their sessions there end at once. Leaving: the person stays signed in, moved to another workspace (or none).
       if (self) await this.accounts.moveSessionsOutOf(tx, userId, caller.workspaceId);
       else await this.accounts.endSessionsInWorkspace(tx, userId, caller.workspaceId);
-      // Their OAuth grants and tokens in this workspace go too, either way (the token lookup also checks the membership).
+      // Their OAuth grants and tokens in this workspace go either way (the token lookup also checks the membership).
       await OAuthService.revokeMember(tx, userId, caller.workspaceId);
       await recordAudit(tx, caller.workspaceId, actorOf(caller), { action: self ? 'member.left' : 'member.removed', targetType: 'member', targetId: userId, metadata: { email: target.email, role: target.role } });
     });

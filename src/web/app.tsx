@@ -20,6 +20,7 @@ const Sessions = lazy(() => import('./settings/sessions.tsx'));
 const Members = lazy(() => import('./settings/members.tsx'));
 const ApiKeys = lazy(() => import('./settings/api-keys.tsx'));
 const ConnectedApps = lazy(() => import('./settings/connected-apps.tsx'));
+const OAuthApps = lazy(() => import('./settings/oauth-apps.tsx'));
 const OAuthConsent = lazy(() => import('./oauth/consent.tsx'));
 const OAuthDevice = lazy(() => import('./oauth/device.tsx'));
 
@@ -52,6 +53,7 @@ function Screens() {
           <Route path="/app/settings/members" component={Members} />
           <Route path="/app/settings/api-keys" component={ApiKeys} />
           <Route path="/app/settings/connected-apps" component={ConnectedApps} />
+          <Route path="/app/settings/oauth-apps" component={OAuthApps} />
           <Route path="/app/oauth/consent" component={OAuthConsent} />
           <Route path="/app/oauth/device" component={OAuthDevice} />
           <Route default component={NotFound} />

@@ -92,6 +92,47 @@ describe('OAuth consent and device screens in Chromium', { skip: WEB_SKIP }, () 
     }
   });
 
+  it('registers an app in Settings → OAuth apps: the secret shown once is the real one; deleting it stops the app', async () => {
+    await personIn(svc, workspaceId, 'apps-admin@example.com', 'admin');
+    const tab = await openApp(browser);
+    try {
+      const { page } = tab;
+      await signInThroughScreen(page, svc, 'apps-admin@example.com');
+      await page.getByRole('link', { name: 'OAuth apps' }).click();
+      await heading(page, 'OAuth apps');
+      // A refusal keeps what was typed and says why in words.
+      await page.getByLabel('Name').fill('Print shop');
+      await page.getByLabel('Redirect URIs').fill('not a uri');
+      await page.getByRole('button', { name: 'Register app' }).click();
+      await page.getByText('The app was not registered').waitFor();
+      assert.equal(await page.getByLabel('Name').inputValue(), 'Print shop');
+      await page.getByLabel('Redirect URIs').fill(`${redirectUri}\n`);
+      await page.getByRole('button', { name: 'Register app' }).click();
+      await page.getByRole('heading', { level: 2, name: '“Print shop” is registered' }).waitFor();
+      await assertAccessible(page, 'OAuth apps with a new app');
+      const clientId = await page.getByLabel('Client ID').inputValue();
+      const clientSecret = await page.getByLabel('Client secret').inputValue();
+      // The shown secret authenticates at the token endpoint (a made-up code is then invalid_grant, not invalid_client).
+      const tokenAt = (secret: string) => fetch(as.token_endpoint!, {
+        method: 'POST',
+        headers: { authorization: `Basic ${Buffer.from(`${clientId}:${secret}`).toString('base64')}`, 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ grant_type: 'authorization_code', code: 'made-up', redirect_uri: redirectUri, code_verifier: oauth.generateRandomCodeVerifier() }),
+      }).then((r) => r.json() as Promise<{ error: string }>);
+      assert.equal((await tokenAt(clientSecret)).error, 'invalid_grant');
+      assert.equal((await tokenAt(`${clientSecret}x`)).error, 'invalid_client');
+      await page.getByRole('button', { name: 'Done' }).click();
+      assert.equal(await page.getByLabel('Client secret').count(), 0, 'the secret is shown once');
+
+      await page.getByRole('button', { name: 'Delete app Print shop' }).click();
+      await page.getByRole('dialog', { name: 'Delete “Print shop”?' }).getByRole('button', { name: 'Delete app' }).click();
+      await page.getByRole('status').filter({ hasText: 'was deleted' }).waitFor();
+      assert.equal((await tokenAt(clientSecret)).error, 'invalid_client');
+      assert.deepEqual(tab.problems.filter((p) => !/Failed to load resource/.test(p)), []);
+    } finally {
+      await tab.close();
+    }
+  });
+
   it('runs the device flow through the device page', async () => {
     await personIn(svc, workspaceId, 'device@example.com', 'viewer');
     const { client, auth } = clientOf(app);

@@ -13,6 +13,7 @@ const SETTINGS = [
   { href: '/app/settings/connected-apps', label: 'Connected apps' },
   { href: '/app/settings/members', label: 'Members' },
   { href: '/app/settings/api-keys', label: 'API keys' },
+  { href: '/app/settings/oauth-apps', label: 'OAuth apps' },
 ];
 
 function NavLink({ href, label }: { href: string; label: string }) {

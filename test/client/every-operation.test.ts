@@ -366,6 +366,18 @@ describe(`every operation of openapi.json through the client (${operations.lengt
     for await (const event of paginate(session, '/v1/audit-trail', { query: { limit: 2 } })) trail.push(event);
     assert.ok(trail.length >= 5, `${trail.length} audit events`);
 
+    // OAuth: apps registered and deleted; consent and device approval need a pending request (test/oauth drives them whole): an unknown one answers 404.
+    const app = await ok(session.POST('/v1/oauth-apps', { body: { name: 'Design tool', redirect_uris: ['https://tool.example/callback'], public: false } }));
+    assert.ok(app.data.client_secret, 'a confidential app\'s secret, once');
+    assert.ok((await ok(session.GET('/v1/oauth-apps'))).data.some((a) => a.id === app.data.id));
+    await ok(session.DELETE('/v1/oauth-apps/{appId}', { params: { path: { appId: app.data.id } } }));
+    await answered([404], session.GET('/v1/oauth/interactions/{uid}', { params: { path: { uid: 'unknown-interaction' } } }));
+    await answered([404], session.POST('/v1/oauth/interactions/{uid}/consent', { params: { path: { uid: 'unknown-interaction' } }, body: { workspace_id: workspaceId } }));
+    await answered([404], session.POST('/v1/oauth/interactions/{uid}/deny', { params: { path: { uid: 'unknown-interaction' } } }));
+    await answered([404], session.POST('/v1/oauth/device', { body: { user_code: 'WDJB-MJHT' } }));
+    await answered([404], session.POST('/v1/oauth/device/approve', { body: { user_code: 'WDJB-MJHT', workspace_id: workspaceId } }));
+    await answered([404], session.POST('/v1/oauth/device/deny', { body: { user_code: 'WDJB-MJHT' } }));
+
     await ok(session.DELETE('/v1/account/sessions'));
     await answered([401], session.GET('/v1/account'));
   });

@@ -77,8 +77,13 @@ describe('page-performance month rollups', () => {
     // Every 3 hours over the last 45 days, the last one an hour ago: nothing lies after now, as the ingest guarantees.
     await insertSegments(10_001, 360, new Date(now - hour - 359 * 3 * hour).toISOString(), 3 * 3600);
     await svc.runtime.services.analytics.rollups.catchUp();
-    await insertSegments(20_001, 5, new Date(now - 30 * 60_000).toISOString(), 60); // above the watermarks
     const today = new Date(Math.floor(now / 86_400_000) * 86_400_000);
+    // Above the watermarks, and today (UTC) even just after midnight, so that `today` has segments to compare: the last
+    // half hour, or the part of today gone by, spread over 5 segments that all lie before now.
+    const sinceMidnight = now - today.getTime();
+    if (sinceMidnight < 10_000) return t.diagnostic('the UTC day began less than 10 s ago: nothing of today to read yet');
+    const recent = Math.min(30 * 60_000, sinceMidnight - 5_000);
+    await insertSegments(20_001, 5, new Date(now - recent).toISOString(), Math.max(1, Math.floor(recent / 6_000)));
     const from = new Date(today.getTime() - 29 * 86_400_000).toISOString();
     const to = new Date(today.getTime() + 86_400_000).toISOString();
     await check({ date: '30d' }, from, to);

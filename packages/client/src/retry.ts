@@ -49,7 +49,8 @@ function isNetworkError(error: unknown): boolean {
   return error instanceof TypeError;
 }
 
-function sleep(ms: number, signal: AbortSignal | null): Promise<void> {
+/** Waits `ms`, or rejects with the signal's reason when it aborts first. */
+export function sleep(ms: number, signal?: AbortSignal | null): Promise<void> {
   return new Promise((resolve, reject) => {
     if (signal?.aborted) return reject(signal.reason);
     const timer = setTimeout(() => {

@@ -4,6 +4,7 @@
  * `GET /v1/batches/{batchId}` follows until it is completed, failed or
  * cancelled.
  */
+import { sleep } from './retry.ts';
 import type { Client } from 'openapi-fetch';
 import { unwrap } from './errors.ts';
 import { toFormData } from './form-data.ts';
@@ -50,20 +51,6 @@ export class FlipbookBatchError extends Error {
 
 const FINISHED = new Set<UploadBatch['status']>(['completed', 'failed', 'cancelled']);
 
-function wait(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal?.aborted) return reject(signal.reason);
-    const timer = setTimeout(() => {
-      signal?.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    const onAbort = () => {
-      clearTimeout(timer);
-      reject(signal!.reason);
-    };
-    signal?.addEventListener('abort', onAbort, { once: true });
-  });
-}
 
 /**
  * Uploads one document and resolves when its book is converted; throws a
@@ -90,7 +77,7 @@ export async function uploadAndWait(client: Client<paths>, file: Blob, options: 
   for (;;) {
     options.onProgress?.(batch.progress, batch);
     if (FINISHED.has(batch.status)) break;
-    await wait(options.pollIntervalMs ?? 1000, options.signal);
+    await sleep(options.pollIntervalMs ?? 1000, options.signal);
     ({ data: batch } = await unwrap(client.GET('/v1/batches/{batchId}', { params: { path: { batchId: started.batch_id } }, signal: options.signal })));
   }
   if (batch.status !== 'completed') throw new FlipbookBatchError(batch);

@@ -23,6 +23,10 @@ const ConnectedApps = lazy(() => import('./settings/connected-apps.tsx'));
 const OAuthApps = lazy(() => import('./settings/oauth-apps.tsx'));
 const OAuthConsent = lazy(() => import('./oauth/consent.tsx'));
 const OAuthDevice = lazy(() => import('./oauth/device.tsx'));
+// Publishing (issue 26): books, upload, a book's page.
+const Books = lazy(() => import('./books/books.tsx'));
+const BookPage = lazy(() => import('./books/book.tsx'));
+const Upload = lazy(() => import('./upload/upload.tsx'));
 
 // A mailed link exchanges its token and goes home: fetch home's chunk meanwhile.
 if (/^\/app\/(sign-in\/verify|invitations\/accept)\/?$/.test(location.pathname)) void Home.preload();
@@ -56,6 +60,10 @@ function Screens() {
           <Route path="/app/settings/oauth-apps" component={OAuthApps} />
           <Route path="/app/oauth/consent" component={OAuthConsent} />
           <Route path="/app/oauth/device" component={OAuthDevice} />
+          {/* Publishing (issue 26) */}
+          <Route path="/app/books" component={Books} />
+          <Route path="/app/books/:bookId" component={BookPage} />
+          <Route path="/app/upload" component={Upload} />
           <Route default component={NotFound} />
         </Router>
       </Shell>

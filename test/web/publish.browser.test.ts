@@ -14,6 +14,7 @@ import { readFile } from 'node:fs/promises';
 import { after, before, describe, it } from 'node:test';
 import type { Browser } from 'playwright-core';
 import { corpus, CORPUS_SKIP } from '../documents.ts';
+import { insertBook } from '../factories.ts';
 import { assertAccessible, heading, launchWebBrowser, openApp, personIn, signInThroughScreen, startWebService, WEB_SKIP, type WebService } from './web-browser.ts';
 
 describe('the publishing screens', { skip: WEB_SKIP || CORPUS_SKIP }, () => {
@@ -148,6 +149,42 @@ describe('the publishing screens', { skip: WEB_SKIP || CORPUS_SKIP }, () => {
       await page.goto(`${svc.origin}/app/upload`);
       await heading(page, 'Upload');
       assert.equal(await page.getByRole('button', { name: 'Upload', exact: true }).count(), 0);
+      assert.deepEqual(tab.problems, []);
+    } finally {
+      await tab.close();
+    }
+  });
+
+  it('pages through 30 books with no repeats and says which are scheduled or expired', async () => {
+    const other = (await svc.workspace({ name: 'Many Books' })).id;
+    const hour = 3_600_000;
+    for (let n = 1; n <= 30; n++) {
+      const values = n === 1 ? { status: 'schedule' as const, publishedDate: new Date(Date.now() + 24 * hour) }
+        : n === 2 ? { status: 'draft' as const, expiresAt: new Date(Date.now() - hour), unpublishedAt: new Date(Date.now() - hour) }
+        : n === 3 ? { status: 'publish' as const, publishedDate: new Date(Date.now() - hour) } : {};
+      await insertBook(svc, other, { name: `Volume ${String(n).padStart(2, '0')}`, pageCount: n, ...values });
+    }
+    await personIn(svc, other, 'reader-of-many@example.com', 'editor');
+    const tab = await openApp(browser);
+    try {
+      const { page } = tab;
+      await signInThroughScreen(page, svc, 'reader-of-many@example.com');
+      await page.goto(`${svc.origin}/app/books?view=list&sort=name`);
+      await heading(page, 'Books');
+      await page.getByText('24 books shown.').waitFor();
+      await page.getByRole('button', { name: 'Show more books' }).click();
+      await page.getByText('30 books shown, all of them.').waitFor();
+      const names = await page.getByRole('table', { name: 'Books' }).locator('tbody th').allTextContents();
+      assert.deepEqual(names, Array.from({ length: 30 }, (_, i) => `Volume ${String(i + 1).padStart(2, '0')}`));
+      const row = (name: string) => page.getByRole('row').filter({ has: page.getByRole('rowheader', { name }) });
+      await row('Volume 01').getByText('Scheduled').waitFor();
+      await row('Volume 02').getByText('Expired').waitFor();
+      await row('Volume 03').getByText('Published').waitFor();
+      await page.getByRole('checkbox', { name: 'Select all shown' }).check();
+      await page.getByText('30 books selected.').waitFor();
+      await assertAccessible(page, 'Books, 30 in a list');
+      await page.getByLabel('Status').selectOption('schedule');
+      await page.getByText('1 book shown, all of them.').waitFor();
       assert.deepEqual(tab.problems, []);
     } finally {
       await tab.close();

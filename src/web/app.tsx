@@ -27,6 +27,7 @@ const OAuthDevice = lazy(() => import('./oauth/device.tsx'));
 const Books = lazy(() => import('./books/books.tsx'));
 const BookPage = lazy(() => import('./books/book.tsx'));
 const Upload = lazy(() => import('./upload/upload.tsx'));
+const ReaderSettings = lazy(() => import('./books/reader-settings.tsx'));
 
 // A mailed link exchanges its token and goes home: fetch home's chunk meanwhile.
 if (/^\/app\/(sign-in\/verify|invitations\/accept)\/?$/.test(location.pathname)) void Home.preload();
@@ -63,6 +64,7 @@ function Screens() {
           {/* Publishing (issue 26) */}
           <Route path="/app/books" component={Books} />
           <Route path="/app/books/:bookId" component={BookPage} />
+          <Route path="/app/books/:bookId/settings" component={ReaderSettings} />
           <Route path="/app/upload" component={Upload} />
           <Route default component={NotFound} />
         </Router>

@@ -21,10 +21,11 @@ describe('the publishing screens', { skip: WEB_SKIP || CORPUS_SKIP }, () => {
   let svc: WebService;
   let browser: Browser;
   let workspaceId: number;
+  let key: string;
 
   before(async () => {
     svc = await startWebService({}, { worker: true });
-    workspaceId = (await svc.workspace({ name: 'Acme Publishing' })).id;
+    ({ id: workspaceId, key } = await svc.workspace({ name: 'Acme Publishing' }));
     browser = await launchWebBrowser();
   });
   after(async () => {
@@ -121,6 +122,60 @@ describe('the publishing screens', { skip: WEB_SKIP || CORPUS_SKIP }, () => {
       await heading(page, 'Books');
       await page.getByText('2 books shown, all of them.').waitFor();
       assert.equal((await fetch(`${svc.url}/read/${bookId}`)).status, 404);
+      assert.deepEqual(tab.problems, []);
+    } finally {
+      await tab.close();
+    }
+  });
+
+  it('shows a setting in the reader before saving, saves it with the revision, and shows a conflicting change', async () => {
+    const tab = await openApp(browser);
+    try {
+      const { page } = tab;
+      await signInThroughScreen(page, svc, 'editor@example.com');
+      await page.goto(`${svc.origin}/app/books`);
+      await page.getByRole('list', { name: 'Books' }).getByRole('link', { name: 'Bug51170' }).click();
+      await heading(page, 'Bug51170');
+      const bookId = page.url().split('/').pop()!;
+      await page.getByRole('link', { name: 'Reader settings' }).click();
+      await heading(page, 'Reader settings: Bug51170');
+      const preview = page.frameLocator('iframe[title="Preview: Bug51170"]');
+      await preview.locator('.stage').waitFor();
+      assert.equal(await preview.getByText('All rights reserved.').count(), 0);
+      await assertAccessible(page, 'Reader settings');
+
+      // Seen in the preview (a draft, not yet saved), then saved.
+      await page.getByRole('checkbox', { name: 'Show the copyright line' }).check();
+      await preview.getByText(/All rights reserved\./).waitFor();
+      const book = async () => (await svc.request('GET', `/v1/books/${bookId}`, { key })).body.data;
+      assert.equal((await book()).settings.copyright_enabled, false, 'not saved by the preview');
+      await page.getByRole('button', { name: 'Save', exact: true }).click();
+      await page.getByRole('status').filter({ hasText: 'The reader settings were saved.' }).waitFor();
+      assert.equal((await book()).settings.copyright_enabled, true);
+      await preview.getByText(/All rights reserved\./).waitFor();
+
+      // Changed elsewhere meanwhile: shown, not overwritten; read again, the person's change goes over theirs.
+      const elsewhere = await svc.request('PUT', `/v1/books/${bookId}`, { key, body: { status: 'draft', share_social_media: false } });
+      assert.equal(elsewhere.status, 200);
+      await page.getByRole('checkbox', { name: 'Page-turn sound' }).check();
+      await page.getByRole('button', { name: 'Save', exact: true }).click();
+      await page.getByRole('alert').filter({ hasText: 'Someone changed these settings meanwhile' }).waitFor();
+      let now = await book();
+      assert.equal(now.settings.share_social_media, false);
+      assert.equal(now.settings.sound_enabled, false);
+      await assertAccessible(page, 'Reader settings, conflict');
+      await page.getByRole('button', { name: 'Read the book again' }).click();
+      await page.getByRole('status').filter({ hasText: 'The book was read again.' }).waitFor();
+      assert.equal(await page.getByRole('checkbox', { name: 'Show sharing' }).isChecked(), false);
+      assert.equal(await page.getByRole('checkbox', { name: 'Page-turn sound' }).isChecked(), true);
+      await page.getByRole('button', { name: 'Save', exact: true }).click();
+      await page.getByRole('status').filter({ hasText: 'The reader settings were saved.' }).waitFor();
+      now = await book();
+      assert.equal(now.settings.share_social_media, false);
+      assert.equal(now.settings.sound_enabled, true);
+
+      // The preview is for the workspace's people only.
+      assert.equal((await fetch(`${svc.url}/read/${bookId}/preview`)).status, 401);
       assert.deepEqual(tab.problems, []);
     } finally {
       await tab.close();

@@ -11,7 +11,7 @@ import { Page } from '../components/page.tsx';
 import { notify } from '../components/toast.tsx';
 import { formatDateTime } from '../format.ts';
 import { useResource } from '../resource.ts';
-import { bookStatus, STATUS_WORDS, type Book } from './book-facts.ts';
+import { bookHref, bookStatus, STATUS_WORDS, type Book } from './book-facts.ts';
 import { Conversion } from './conversion.tsx';
 
 type OutlineEntry = { title: string; page: number | null; children?: OutlineEntry[] };
@@ -83,6 +83,7 @@ function BookScreen({ book, reload }: { book: Book; reload: () => Promise<void> 
               </>
             )}
           </dl>
+          <p><a href={`${bookHref(book)}/settings`}>Reader settings</a></p>
         </section>
       </div>
       {writes && <Details book={book} reload={reload} />}

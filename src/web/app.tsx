@@ -28,6 +28,7 @@ const Books = lazy(() => import('./books/books.tsx'));
 const BookPage = lazy(() => import('./books/book.tsx'));
 const Upload = lazy(() => import('./upload/upload.tsx'));
 const ReaderSettings = lazy(() => import('./books/reader-settings.tsx'));
+const Share = lazy(() => import('./share/share.tsx'));
 
 // A mailed link exchanges its token and goes home: fetch home's chunk meanwhile.
 if (/^\/app\/(sign-in\/verify|invitations\/accept)\/?$/.test(location.pathname)) void Home.preload();
@@ -65,6 +66,7 @@ function Screens() {
           <Route path="/app/books" component={Books} />
           <Route path="/app/books/:bookId" component={BookPage} />
           <Route path="/app/books/:bookId/settings" component={ReaderSettings} />
+          <Route path="/app/books/:bookId/share" component={Share} />
           <Route path="/app/upload" component={Upload} />
           <Route default component={NotFound} />
         </Router>

@@ -83,7 +83,10 @@ function BookScreen({ book, reload }: { book: Book; reload: () => Promise<void> 
               </>
             )}
           </dl>
-          <p><a href={`${bookHref(book)}/settings`}>Reader settings</a></p>
+          <ul class="book-links">
+            <li><a href={`${bookHref(book)}/settings`}>Reader settings</a></li>
+            <li><a href={`${bookHref(book)}/share`}>Share and embed</a></li>
+          </ul>
         </section>
       </div>
       {writes && <Details book={book} reload={reload} />}

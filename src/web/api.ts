@@ -53,7 +53,7 @@ export const managesPeople = computed(() => rank(role.value) >= rank('admin'));
 /** The roles this person may give (nobody grants a role above their own). */
 export const grantableRoles = computed<readonly Role[]>(() => ROLES.filter((r) => rank(r) <= rank(role.value)));
 
-function problemOf(response: Response | undefined, body: unknown): Problem {
+export function problemOf(response: Response | undefined, body: unknown): Problem {
   const error = (body as { error?: { message?: unknown; type?: unknown; details?: unknown } } | undefined)?.error;
   const status = response?.status ?? 0;
   const retry = Number(response?.headers.get('retry-after'));

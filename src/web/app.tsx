@@ -23,6 +23,12 @@ const ConnectedApps = lazy(() => import('./settings/connected-apps.tsx'));
 const OAuthApps = lazy(() => import('./settings/oauth-apps.tsx'));
 const OAuthConsent = lazy(() => import('./oauth/consent.tsx'));
 const OAuthDevice = lazy(() => import('./oauth/device.tsx'));
+// Publishing (issue 26): books, upload, a book's page.
+const Books = lazy(() => import('./books/books.tsx'));
+const BookPage = lazy(() => import('./books/book.tsx'));
+const Upload = lazy(() => import('./upload/upload.tsx'));
+const ReaderSettings = lazy(() => import('./books/reader-settings.tsx'));
+const Share = lazy(() => import('./share/share.tsx'));
 
 // A mailed link exchanges its token and goes home: fetch home's chunk meanwhile.
 if (/^\/app\/(sign-in\/verify|invitations\/accept)\/?$/.test(location.pathname)) void Home.preload();
@@ -56,6 +62,12 @@ function Screens() {
           <Route path="/app/settings/oauth-apps" component={OAuthApps} />
           <Route path="/app/oauth/consent" component={OAuthConsent} />
           <Route path="/app/oauth/device" component={OAuthDevice} />
+          {/* Publishing (issue 26) */}
+          <Route path="/app/books" component={Books} />
+          <Route path="/app/books/:bookId" component={BookPage} />
+          <Route path="/app/books/:bookId/settings" component={ReaderSettings} />
+          <Route path="/app/books/:bookId/share" component={Share} />
+          <Route path="/app/upload" component={Upload} />
           <Route default component={NotFound} />
         </Router>
       </Shell>

@@ -24,12 +24,13 @@ export interface WebService extends TestService {
   origin: string;
 }
 
-export async function startWebService(env: Record<string, unknown> = {}): Promise<WebService> {
+/** `worker: true` converts uploads (the publishing screens follow them to ready). */
+export async function startWebService(env: Record<string, unknown> = {}, options: { worker?: boolean } = {}): Promise<WebService> {
   const port = await freePort();
   const origin = `http://localhost:${port}`;
   // One browser signs many people in and out within a minute here, more than the per-client limit of
   // unauthenticated calls (10 a minute) lets one client do: a signed-out screen's GET /v1/account is one.
-  const svc = await startService({ worker: false, env: { PORT: port, PUBLIC_BASE_URL: origin, RATE_LIMIT_UNAUTHENTICATED_PER_MINUTE: 1000, ...env } });
+  const svc = await startService({ worker: options.worker ?? false, env: { PORT: port, PUBLIC_BASE_URL: origin, RATE_LIMIT_UNAUTHENTICATED_PER_MINUTE: 1000, ...env } });
   return Object.assign(svc, { origin });
 }
 

@@ -4553,6 +4553,8 @@ export interface components {
                 /** @description Whether a download password is set; the password is never returned. */
                 has_pdf_password: boolean;
             };
+            /** @description A digest of the settings, name, description and download password (64 hex characters); send it back as `settings_revision` in PUT /books/{book} so that a change made meanwhile elsewhere answers 409 instead of being overwritten. */
+            settings_revision: string;
         };
         /**
          * ConversionWarning
@@ -9806,7 +9808,8 @@ export interface operations {
                      *             "page_layout": "auto",
                      *             "autoplay_interval": null,
                      *             "has_pdf_password": false
-                     *           }
+                     *           },
+                     *           "settings_revision": "9b74c9897bac770ffc029102a200c5de5d4a7c3c1e0e3c1b1f7d2e8a4c6b5a31"
                      *         }
                      *       ],
                      *       "meta": {
@@ -10062,7 +10065,8 @@ export interface operations {
                      *           "page_layout": "auto",
                      *           "autoplay_interval": null,
                      *           "has_pdf_password": false
-                     *         }
+                     *         },
+                     *         "settings_revision": "9b74c9897bac770ffc029102a200c5de5d4a7c3c1e0e3c1b1f7d2e8a4c6b5a31"
                      *       }
                      *     }
                      */
@@ -10205,6 +10209,8 @@ export interface operations {
                     eod_enabled?: unknown;
                     /** @description Read-only; ignored. */
                     domains_enabled?: unknown;
+                    /** @description Beyond the spec: the book's `settings_revision` as last read. When it is not the book's revision now (a change was made meanwhile), nothing is written and the answer is 409 `ConflictException` with `details.current_settings_revision`. */
+                    settings_revision?: string;
                 };
             };
         };
@@ -13903,7 +13909,8 @@ export interface operations {
                      *             "page_layout": "auto",
                      *             "autoplay_interval": null,
                      *             "has_pdf_password": false
-                     *           }
+                     *           },
+                     *           "settings_revision": "9b74c9897bac770ffc029102a200c5de5d4a7c3c1e0e3c1b1f7d2e8a4c6b5a31"
                      *         }
                      *       }
                      *     }
@@ -14091,7 +14098,8 @@ export interface operations {
                      *             "page_layout": "auto",
                      *             "autoplay_interval": null,
                      *             "has_pdf_password": false
-                     *           }
+                     *           },
+                     *           "settings_revision": "9b74c9897bac770ffc029102a200c5de5d4a7c3c1e0e3c1b1f7d2e8a4c6b5a31"
                      *         }
                      *       }
                      *     }

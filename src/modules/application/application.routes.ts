@@ -28,6 +28,8 @@ export const APP_CONTENT_SECURITY_POLICY = [
   "img-src 'self' data:",
   "font-src 'self'",
   "connect-src 'self'",
+  // A book's page embeds the book's own reader (/read/…, this origin) beside its facts.
+  "frame-src 'self'",
   "manifest-src 'self'",
   "base-uri 'none'",
   "form-action 'self'",

@@ -61,6 +61,7 @@ export const Book = Type.Object(
     created_at: Nullable(DateTime),
     updated_at: Nullable(DateTime),
     settings: BookSettings,
+    settings_revision: Type.String({ description: 'A digest of the settings, name, description and download password (64 hex characters); send it back as `settings_revision` in PUT /books/{book} so that a change made meanwhile elsewhere answers 409 instead of being overwritten.' }),
   },
   { $id: 'Book', title: 'Book' },
 );
@@ -89,6 +90,7 @@ export const exampleBook = {
     auto_links_enabled: true, magic_link_message: null, magic_link_error_message: null, reading_direction: 'ltr', page_layout: 'auto',
     autoplay_interval: null, has_pdf_password: false,
   },
+  settings_revision: '9b74c9897bac770ffc029102a200c5de5d4a7c3c1e0e3c1b1f7d2e8a4c6b5a31',
 };
 
 export const BookParams = Type.Object({ book: Type.String({ minLength: 1, maxLength: 64, description: "The book's random_id." }) });
@@ -133,6 +135,7 @@ export const UpdateBookBody = Type.Object({
   eod_lists: Type.Optional(Type.Array(Type.String({ maxLength: 255 }), { maxItems: 500, description: 'Accepted for compatibility and ignored: manage the access list with /subscribers.' })),
   eod_enabled: Type.Optional(Type.Unknown({ description: 'Read-only; ignored.' })),
   domains_enabled: Type.Optional(Type.Unknown({ description: 'Read-only; ignored.' })),
+  settings_revision: Type.Optional(Type.String({ maxLength: 64, description: "Beyond the spec: the book's `settings_revision` as last read. When it is not the book's revision now (a change was made meanwhile), nothing is written and the answer is 409 `ConflictException` with `details.current_settings_revision`." })),
 });
 
 export const BatchStatus = literalUnion(

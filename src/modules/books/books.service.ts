@@ -11,7 +11,7 @@ import type { JobQueue } from '../../platform/jobs/queue.ts';
 import { afterCursor, decodeCursor, orderOf, toPage, type KeysetSort } from '../../platform/http/pagination.ts';
 import type { Storage } from '../../platform/storage/storage.ts';
 import { recordEvent } from '../events/events.service.ts';
-import { SETTING_FIELDS, applySettingsChange, toBookRecord, type SettingsChange, type AccessListState, type BookRecord, type BookUrls } from './books.settings.ts';
+import { SETTING_FIELDS, applySettingsChange, currentRevision, toBookRecord, type SettingsChange, type AccessListState, type BookRecord, type BookUrls } from './books.settings.ts';
 import { bookPages, books, uploadBatches, type BookRow } from './books.tables.ts';
 import type { OutlineEntry } from '../conversion/conversion.types.ts';
 
@@ -142,6 +142,12 @@ export class BooksService {
     const row = await this.db.transaction(async (tx) => {
       // Locked until commit: a bulk settings item on the same book waits, so neither write is lost or mixed.
       const current = await this.findRow(caller, randomId, tx, { lock: true });
+      if (input.settings_revision !== undefined && input.settings_revision !== currentRevision(current)) {
+        throw ERRORS.conflict('This book\'s settings were changed meanwhile, elsewhere: read the book again and apply your change over the new settings.', {
+          settings_revision: ['The settings_revision sent is not the book\'s revision now.'],
+          current_settings_revision: [currentRevision(current)],
+        });
+      }
       const settingsChange: SettingsChange = { settings: {} };
       for (const field of Object.keys(SETTING_FIELDS) as (keyof typeof SETTING_FIELDS)[]) settingsChange.settings[field] = input[field];
       settingsChange.title = input.title;
@@ -176,7 +182,7 @@ export class BooksService {
       if (updated!.expiresAt && updated!.expiresAt > now && updated!.status !== 'draft') {
         await this.queue.send('books.expire', { bookId: updated!.id }, { tx, startAfter: updated!.expiresAt });
       }
-      await recordEvent(tx, caller.workspaceId, 'flipbook.updated', { book_id: updated!.randomId, fields: Object.keys(input) });
+      await recordEvent(tx, caller.workspaceId, 'flipbook.updated', { book_id: updated!.randomId, fields: Object.keys(input).filter((field) => field !== 'settings_revision') });
       return updated!;
     });
     const [record] = await this.toRecords(caller, [row]);

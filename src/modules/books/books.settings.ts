@@ -167,6 +167,11 @@ export function embedCode(book: Pick<BookRow, 'name' | 'coverWidthPt' | 'coverHe
   );
 }
 
+/** The revision stored with the row (rows written before revisions were kept get theirs computed). */
+export function currentRevision(book: SettingsGroup & { settingsRevision: string }): string {
+  return book.settingsRevision || settingsRevision(book);
+}
+
 export function toBookRecord(book: BookRow, context: { plan: string; urls: BookUrls; access: AccessListState; coverKey: string | null; now?: Date }) {
   const settings = { ...DEFAULT_SETTINGS, ...book.settings };
   const previewUrl = context.urls.previewUrl(book.randomId);
@@ -197,6 +202,7 @@ export function toBookRecord(book: BookRow, context: { plan: string; urls: BookU
       domains_enabled: context.access.domainsEnabled,
       has_pdf_password: book.pdfPassword !== null,
     },
+    settings_revision: currentRevision(book),
   };
 }
 

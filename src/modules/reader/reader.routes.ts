@@ -28,6 +28,28 @@ import { ReaderGate, type GateResult } from './reader.gate.ts';
 import { backgroundCss, renderNoticePage, renderReaderPage } from './reader.html.ts';
 import { ReaderService, SEARCH_MAX_QUERY, TEXT_PAGES_PER_REQUEST, downloadPages } from './reader.service.ts';
 import { prepareDownload, QpdfMissingError } from './pdf-download.ts';
+import { Type } from 'typebox';
+import { Value } from 'typebox/value';
+import { planAllows } from '../../platform/auth/plans.ts';
+import { SETTING_FIELDS } from '../books/books.settings.ts';
+import { UpdateBookBody } from '../books/books.schemas.ts';
+
+/** The settings a preview may show: the update body's setting fields, checked as PUT /v1/books/{book} checks them. */
+const PreviewSettings = Type.Pick(UpdateBookBody, Object.keys(SETTING_FIELDS) as (keyof typeof SETTING_FIELDS)[]);
+
+function parsePreviewSettings(raw: unknown): Partial<Record<keyof typeof SETTING_FIELDS, unknown>> {
+  if (raw === undefined || raw === '') return {};
+  let parsed: unknown;
+  try {
+    parsed = typeof raw === 'string' && raw.length <= 8192 ? JSON.parse(raw) : undefined;
+  } catch {
+    parsed = undefined;
+  }
+  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed) || !Value.Check(PreviewSettings, parsed)) {
+    throw ERRORS.validation({ settings: ['settings must be a JSON object of book settings, in the field names and values PUT /v1/books/{book} accepts.'] });
+  }
+  return parsed as Partial<Record<keyof typeof SETTING_FIELDS, unknown>>;
+}
 
 export interface ReaderRoutesOptions {
   db: Db;
@@ -156,6 +178,46 @@ export const readerRoutes: FastifyPluginAsync<ReaderRoutesOptions> = async (app,
     });
     const imageOrigins = background.imageOrigin ? [...assetOrigins, background.imageOrigin] : assetOrigins;
     return sendHtml(request, reply, 200, html, { nonce, imageOrigins, frameAncestors: result.frameAncestors, extra: brandCspSources(content.brand) });
+  });
+
+  /**
+   * The reader with settings not yet saved, for the application's live
+   * preview (docs/publishing-screens.md): only for a person signed in to the
+   * book's workspace (the session cookie; books:read), drafts included; framed
+   * by this origin only, never indexed or cached; its reader sends no events
+   * (ReaderData.preview: a preview is not a reading).
+   * `settings` is JSON in PUT /v1/books/{book}'s field names, checked as that
+   * body checks them.
+   */
+  app.get('/read/:randomId/preview', { schema: { hide: true }, config: { scope: 'books:read' } }, async (request, reply) => {
+    const { randomId } = request.params as { randomId: string };
+    const book = await service.find(randomId);
+    if (!book || book.row.workspaceId !== request.auth!.workspaceId) return notice(request, reply, 404, 'Not found', 'There is no such book in this workspace.', undefined, ["'self'"]);
+    const override = parsePreviewSettings((request.query as { settings?: unknown }).settings);
+    const settings = { ...book.settings };
+    for (const [field, setting] of Object.entries(SETTING_FIELDS)) {
+      const value = override[field as keyof typeof SETTING_FIELDS];
+      if (value !== undefined) (settings as Record<string, unknown>)[setting] = value;
+    }
+    if (!planAllows(book.plan, 'remove_made_with_badge')) settings.made_with_badge_enabled = true;
+    const previewed = { ...book, settings };
+    const [bundle, read] = await Promise.all([readerBundle(), service.content(previewed)]);
+    const content = { ...read, data: { ...read.data, preview: true as const } };
+    const nonce = randomBytes(16).toString('base64');
+    const background = backgroundCss(settings.background, settings.image_display);
+    const html = renderReaderPage({
+      book: previewed,
+      content,
+      nonce,
+      scriptUrl: `/reader-assets/${bundle.js.name}`,
+      styleUrl: `/reader-assets/${bundle.css.name}`,
+      bookCss: background.css,
+      downloadUrl: `/read/${book.row.randomId}/download`,
+    });
+    const imageOrigins = background.imageOrigin ? [...assetOrigins, background.imageOrigin] : assetOrigins;
+    reply.header('x-robots-tag', 'noindex');
+    await sendHtml(request, reply, 200, html, { nonce, imageOrigins, frameAncestors: ["'self'"], extra: brandCspSources(content.brand) });
+    return reply.header('cache-control', 'no-store');
   });
 
   app.get('/read/:randomId/search', ROUTE, async (request, reply) => {

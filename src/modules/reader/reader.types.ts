@@ -54,6 +54,8 @@ export interface ReaderData {
   auto?: number;
   /** Rendered from a catalog: the reader overlays live prices and stock (client/live-prices.ts). */
   live?: boolean;
+  /** The application's settings preview: the reader sends no events (client/tracking.ts). */
+  preview?: true;
 }
 
 /** A lead form as the reader shows it (lead-forms.service.ts). */

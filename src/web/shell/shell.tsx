@@ -16,6 +16,12 @@ const SETTINGS = [
   { href: '/app/settings/oauth-apps', label: 'OAuth apps' },
 ];
 
+// Publishing (issue 26).
+const PUBLISHING = [
+  { href: '/app/books', label: 'Books' },
+  { href: '/app/upload', label: 'Upload' },
+];
+
 function NavLink({ href, label }: { href: string; label: string }) {
   const { path } = useLocation();
   return (
@@ -55,6 +61,7 @@ export function Shell({ children }: { children: ComponentChildren }) {
         <nav class="app-nav" aria-label="Main">
           <ul>
             <li><NavLink href="/app" label="Home" /></li>
+            {PUBLISHING.map((link) => <li key={link.href}><NavLink {...link} /></li>)}
             <li>
               <span class="nav-group" id="nav-settings">Settings</span>
               <ul aria-labelledby="nav-settings">

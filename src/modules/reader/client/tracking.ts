@@ -79,8 +79,12 @@ export class Tracker {
   private lastExitClick = -Infinity;
   private readonly pageListeners: ((pages: number[]) => void)[] = [];
 
+  /** The application's settings preview (GET /read/{id}/preview): not a reading, so nothing is sent. */
+  private readonly preview: boolean;
+
   constructor(data: ReaderData) {
     this.url = `${data.base}/events`;
+    this.preview = data.preview === true;
   }
 
   /** Whether time counts now: tab visible, focused (or embedded), reader not idle. */
@@ -142,6 +146,7 @@ export class Tracker {
 
   /** Sends what is queued with fetch(keepalive); on failure the events go back in the queue for the next try. */
   async flush(): Promise<void> {
+    if (this.preview) this.queue.length = 0;
     if (this.sending || this.queue.length === 0) return;
     const events = this.queue.splice(0, MAX_BATCH);
     this.sending = true;
@@ -158,6 +163,7 @@ export class Tracker {
 
   /** The page may be going away: hand everything to the browser to deliver. */
   private beacon(): void {
+    if (this.preview) this.queue.length = 0;
     while (this.queue.length > 0) {
       const events = this.queue.splice(0, MAX_BATCH);
       const body = this.body(events);

@@ -1,0 +1,248 @@
+/**
+ * The publishing screens in Chromium, through the real service with its
+ * worker converting: a real PDF and a real Word document chosen together on
+ * Upload, each followed from its bytes to ready; a file of the wrong type
+ * refused with the API's words; a password-protected PDF asking for its
+ * password and then converting. Books shows them as a grid and a list, with
+ * search, status filter, sort and selection. A book's page publishes it (the
+ * reader appears beside the facts), renames it, lists its outline and pages,
+ * and deletes it after saying what is lost. A viewer sees no write control.
+ * Axe at 1280 and 360 px on every screen.
+ */
+import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
+import { after, before, describe, it } from 'node:test';
+import type { Browser } from 'playwright-core';
+import { corpus, CORPUS_SKIP } from '../documents.ts';
+import { insertBook } from '../factories.ts';
+import { assertAccessible, heading, launchWebBrowser, openApp, personIn, signInThroughScreen, startWebService, WEB_SKIP, type WebService } from './web-browser.ts';
+
+describe('the publishing screens', { skip: WEB_SKIP || CORPUS_SKIP }, () => {
+  let svc: WebService;
+  let browser: Browser;
+  let workspaceId: number;
+  let key: string;
+
+  before(async () => {
+    svc = await startWebService({}, { worker: true });
+    ({ id: workspaceId, key } = await svc.workspace({ name: 'Acme Publishing' }));
+    browser = await launchWebBrowser();
+  });
+  after(async () => {
+    await browser?.close();
+    await svc?.stop();
+  });
+
+  it('uploads a PDF and a Word document together, follows them to ready, lists them and publishes one', async () => {
+    await personIn(svc, workspaceId, 'editor@example.com', 'editor');
+    const tab = await openApp(browser);
+    try {
+      const { page } = tab;
+      await signInThroughScreen(page, svc, 'editor@example.com');
+      await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Upload' }).click();
+      await heading(page, 'Upload');
+      await assertAccessible(page, 'Upload, empty');
+
+      const chooser = page.getByLabel('Choose documents');
+      await chooser.setInputFiles([
+        { name: 'pdflatex-outline.pdf', mimeType: 'application/pdf', buffer: await readFile(corpus('pdflatex-outline.pdf')) },
+        { name: 'Bug51170.docx', mimeType: 'application/vnd.openxmlformats-officedocument.wordprocessingml.document', buffer: await readFile(corpus('Bug51170.docx')) },
+        { name: 'notes.txt', mimeType: 'text/plain', buffer: Buffer.from('Not a document the service converts.\n') },
+        { name: 'issue6010_1.pdf', mimeType: 'application/pdf', buffer: await readFile(corpus('issue6010_1.pdf')) },
+      ]);
+      const documents = page.getByRole('list', { name: 'Documents' });
+      const item = (name: string) => documents.getByRole('listitem').filter({ has: page.getByRole('heading', { name }) });
+      assert.equal(await documents.getByRole('listitem').count(), 4);
+      await page.getByRole('button', { name: 'Upload', exact: true }).click();
+
+      // The wrong type: the API's refusal in words, next to the file.
+      await item('notes.txt').getByRole('alert').filter({ hasText: 'notes.txt was not accepted' }).waitFor();
+      // Both documents to ready, through their conversion's progress.
+      for (const name of ['pdflatex-outline.pdf', 'Bug51170.docx']) {
+        await item(name).getByText('Ready', { exact: true }).or(item(name).getByText(/^Ready, \d+ pages? blank$/)).waitFor({ timeout: 180_000 });
+        await item(name).getByRole('link', { name: /^Open the book / }).waitFor();
+      }
+      // The password-protected PDF asks for its password, then converts.
+      const locked = item('issue6010_1.pdf');
+      await locked.getByText(/protected with a password/).waitFor({ timeout: 60_000 });
+      await locked.getByLabel('Password of issue6010_1.pdf').fill('abc');
+      await assertAccessible(page, 'Upload, with results');
+      await locked.getByRole('button', { name: 'Convert with this password' }).click();
+      await locked.getByText('Ready', { exact: true }).waitFor({ timeout: 60_000 });
+
+      // Books: all three, as a grid, then a list; search; filter; select.
+      await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Books' }).click();
+      await heading(page, 'Books');
+      const grid = page.getByRole('list', { name: 'Books' });
+      await grid.getByRole('link', { name: 'pdflatex-outline' }).waitFor();
+      assert.equal(await grid.getByRole('listitem').count(), 3);
+      await assertAccessible(page, 'Books, grid');
+      await page.getByRole('radio', { name: 'List' }).check();
+      const table = page.getByRole('table', { name: 'Books' });
+      await table.getByRole('rowheader', { name: 'Bug51170' }).waitFor();
+      assert.match(page.url(), /view=list/);
+      await assertAccessible(page, 'Books, list');
+      await page.getByLabel('Search by name').fill('Bug5');
+      await page.getByRole('button', { name: 'Search' }).click();
+      await page.getByText('1 book shown, all of them.').waitFor();
+      await page.getByRole('checkbox', { name: 'Select Bug51170' }).check();
+      await page.getByText('1 book selected.').waitFor();
+      await page.getByLabel('Search by name').fill('');
+      await page.getByRole('button', { name: 'Search' }).click();
+      await page.getByText('3 books shown, all of them.').waitFor();
+      await page.getByLabel('Sort by').selectOption('name');
+      await page.waitForURL(/sort=name/);
+      await page.waitForFunction(() => document.querySelectorAll('tbody th a').length === 3 && document.querySelector('tbody th a')?.textContent === 'Bug51170');
+      await page.getByLabel('Status').selectOption('publish');
+      await page.getByText('No books match this search.').waitFor();
+      await page.getByLabel('Status').selectOption('');
+      await table.getByRole('link', { name: 'pdflatex-outline' }).click();
+
+      // The book's page: facts, outline, pages; publish shows the reader; rename; delete.
+      await heading(page, 'pdflatex-outline');
+      await page.getByRole('list', { name: 'Pages' }).getByText('Page 4').waitFor();
+      assert.ok(await page.getByRole('region', { name: 'Outline' }).getByRole('listitem').count() >= 1);
+      await assertAccessible(page, 'Book page, draft');
+      await page.getByRole('button', { name: 'Publish', exact: true }).click();
+      await page.getByRole('status').filter({ hasText: 'The book is published.' }).waitFor();
+      const reader = page.frameLocator('iframe[title="Reader: pdflatex-outline"]');
+      await reader.locator('body').waitFor();
+      await page.getByLabel('Name', { exact: true }).fill('Outline sample');
+      await page.getByRole('button', { name: 'Save', exact: true }).click();
+      await heading(page, 'Outline sample');
+      await assertAccessible(page, 'Book page, published');
+      const bookId = page.url().split('/').pop()!;
+      const readerPage = await fetch(`${svc.url}/read/${bookId}`);
+      assert.equal(readerPage.status, 200, 'published: the public reader answers');
+      await page.getByRole('button', { name: 'Delete book' }).click();
+      const confirm = page.getByRole('dialog', { name: 'Delete “Outline sample”?' });
+      await confirm.getByText(/its 4 pages/).waitFor();
+      await assertAccessible(page, 'Delete dialog');
+      await confirm.getByRole('button', { name: 'Delete for good' }).click();
+      await heading(page, 'Books');
+      await page.getByText('2 books shown, all of them.').waitFor();
+      assert.equal((await fetch(`${svc.url}/read/${bookId}`)).status, 404);
+      assert.deepEqual(tab.problems, []);
+    } finally {
+      await tab.close();
+    }
+  });
+
+  it('shows a setting in the reader before saving, saves it with the revision, and shows a conflicting change', async () => {
+    const tab = await openApp(browser);
+    try {
+      const { page } = tab;
+      await signInThroughScreen(page, svc, 'editor@example.com');
+      await page.goto(`${svc.origin}/app/books`);
+      await page.getByRole('list', { name: 'Books' }).getByRole('link', { name: 'Bug51170' }).click();
+      await heading(page, 'Bug51170');
+      const bookId = page.url().split('/').pop()!;
+      await page.getByRole('link', { name: 'Reader settings' }).click();
+      await heading(page, 'Reader settings: Bug51170');
+      const preview = page.frameLocator('iframe[title="Preview: Bug51170"]');
+      await preview.locator('.stage').waitFor();
+      assert.equal(await preview.getByText('All rights reserved.').count(), 0);
+      await assertAccessible(page, 'Reader settings');
+
+      // Seen in the preview (a draft, not yet saved), then saved.
+      await page.getByRole('checkbox', { name: 'Show the copyright line' }).check();
+      await preview.getByText(/All rights reserved\./).waitFor();
+      const book = async () => (await svc.request('GET', `/v1/books/${bookId}`, { key })).body.data;
+      assert.equal((await book()).settings.copyright_enabled, false, 'not saved by the preview');
+      await page.getByRole('button', { name: 'Save', exact: true }).click();
+      await page.getByRole('status').filter({ hasText: 'The reader settings were saved.' }).waitFor();
+      assert.equal((await book()).settings.copyright_enabled, true);
+      await preview.getByText(/All rights reserved\./).waitFor();
+
+      // Changed elsewhere meanwhile: shown, not overwritten; read again, the person's change goes over theirs.
+      const elsewhere = await svc.request('PUT', `/v1/books/${bookId}`, { key, body: { status: 'draft', share_social_media: false } });
+      assert.equal(elsewhere.status, 200);
+      await page.getByRole('checkbox', { name: 'Page-turn sound' }).check();
+      await page.getByRole('button', { name: 'Save', exact: true }).click();
+      await page.getByRole('alert').filter({ hasText: 'Someone changed these settings meanwhile' }).waitFor();
+      let now = await book();
+      assert.equal(now.settings.share_social_media, false);
+      assert.equal(now.settings.sound_enabled, false);
+      await assertAccessible(page, 'Reader settings, conflict');
+      await page.getByRole('button', { name: 'Read the book again' }).click();
+      await page.getByRole('status').filter({ hasText: 'The book was read again.' }).waitFor();
+      assert.equal(await page.getByRole('checkbox', { name: 'Show sharing' }).isChecked(), false);
+      assert.equal(await page.getByRole('checkbox', { name: 'Page-turn sound' }).isChecked(), true);
+      await page.getByRole('button', { name: 'Save', exact: true }).click();
+      await page.getByRole('status').filter({ hasText: 'The reader settings were saved.' }).waitFor();
+      now = await book();
+      assert.equal(now.settings.share_social_media, false);
+      assert.equal(now.settings.sound_enabled, true);
+
+      // The preview is for the workspace's people only.
+      assert.equal((await fetch(`${svc.url}/read/${bookId}/preview`)).status, 401);
+      assert.deepEqual(tab.problems, []);
+    } finally {
+      await tab.close();
+    }
+  });
+
+  it('shows a viewer the books without any write control', async () => {
+    await personIn(svc, workspaceId, 'viewer@example.com', 'viewer');
+    const tab = await openApp(browser);
+    try {
+      const { page } = tab;
+      await signInThroughScreen(page, svc, 'viewer@example.com');
+      await page.goto(`${svc.origin}/app/books`);
+      await heading(page, 'Books');
+      const grid = page.getByRole('list', { name: 'Books' });
+      await grid.getByRole('link', { name: 'Bug51170' }).click();
+      await heading(page, 'Bug51170');
+      await page.getByRole('list', { name: 'Pages' }).getByText('Page 1', { exact: true }).waitFor();
+      for (const name of ['Publish', 'Unpublish', 'Save', 'Schedule', 'Delete book']) assert.equal(await page.getByRole('button', { name, exact: true }).count(), 0, `no ${name} for a viewer`);
+      await assertAccessible(page, 'Book page, viewer');
+      await page.goto(`${svc.origin}/app/books`);
+      await heading(page, 'Books');
+      await grid.getByRole('link', { name: 'Bug51170' }).waitFor();
+      assert.equal(await page.getByRole('checkbox').count(), 0);
+      assert.equal(await page.getByRole('link', { name: 'Upload documents' }).count(), 0);
+      await page.goto(`${svc.origin}/app/upload`);
+      await heading(page, 'Upload');
+      assert.equal(await page.getByRole('button', { name: 'Upload', exact: true }).count(), 0);
+      assert.deepEqual(tab.problems, []);
+    } finally {
+      await tab.close();
+    }
+  });
+
+  it('pages through 30 books with no repeats and says which are scheduled or expired', async () => {
+    const other = (await svc.workspace({ name: 'Many Books' })).id;
+    const hour = 3_600_000;
+    for (let n = 1; n <= 30; n++) {
+      const values = n === 1 ? { status: 'schedule' as const, publishedDate: new Date(Date.now() + 24 * hour) }
+        : n === 2 ? { status: 'draft' as const, expiresAt: new Date(Date.now() - hour), unpublishedAt: new Date(Date.now() - hour) }
+        : n === 3 ? { status: 'publish' as const, publishedDate: new Date(Date.now() - hour) } : {};
+      await insertBook(svc, other, { name: `Volume ${String(n).padStart(2, '0')}`, pageCount: n, ...values });
+    }
+    await personIn(svc, other, 'reader-of-many@example.com', 'editor');
+    const tab = await openApp(browser);
+    try {
+      const { page } = tab;
+      await signInThroughScreen(page, svc, 'reader-of-many@example.com');
+      await page.goto(`${svc.origin}/app/books?view=list&sort=name`);
+      await heading(page, 'Books');
+      await page.getByText('24 books shown.').waitFor();
+      await page.getByRole('button', { name: 'Show more books' }).click();
+      await page.getByText('30 books shown, all of them.').waitFor();
+      const names = await page.getByRole('table', { name: 'Books' }).locator('tbody th').allTextContents();
+      assert.deepEqual(names, Array.from({ length: 30 }, (_, i) => `Volume ${String(i + 1).padStart(2, '0')}`));
+      const row = (name: string) => page.getByRole('row').filter({ has: page.getByRole('rowheader', { name }) });
+      await row('Volume 01').getByText('Scheduled').waitFor();
+      await row('Volume 02').getByText('Expired').waitFor();
+      await row('Volume 03').getByText('Published').waitFor();
+      await page.getByRole('checkbox', { name: 'Select all shown' }).check();
+      await page.getByText('30 books selected.').waitFor();
+      await assertAccessible(page, 'Books, 30 in a list');
+      await page.getByLabel('Status').selectOption('schedule');
+      await page.getByText('1 book shown, all of them.').waitFor();
+      assert.deepEqual(tab.problems, []);
+    } finally {
+      await tab.close();
+    }
+  });
+});

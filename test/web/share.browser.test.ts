@@ -1,0 +1,85 @@
+/**
+ * Share and embed in Chromium: "Copy link" puts the public link on the
+ * clipboard; the embed code follows the size preset; a tracked link is
+ * created, listed with its visits and copied; a viewer gets no "Create
+ * tracked link". Axe at 1280 and 360 px.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import type { Browser } from 'playwright-core';
+import { insertBook } from '../factories.ts';
+import { assertAccessible, heading, launchWebBrowser, openApp, personIn, signInThroughScreen, startWebService, WEB_SKIP, type WebService } from './web-browser.ts';
+
+describe('share and embed in the application', { skip: WEB_SKIP }, () => {
+  let svc: WebService;
+  let browser: Browser;
+  let workspaceId: number;
+  let bookId: string;
+
+  before(async () => {
+    svc = await startWebService();
+    workspaceId = (await svc.workspace({ name: 'Sharing' })).id;
+    bookId = (await insertBook(svc, workspaceId, { name: 'Shared', status: 'publish', publishedDate: new Date() })).randomId;
+    browser = await launchWebBrowser();
+  });
+  after(async () => {
+    await browser?.close();
+    await svc?.stop();
+  });
+
+  it('copies the link, gives the embed code per preset, and creates a tracked link', async () => {
+    await personIn(svc, workspaceId, 'editor@example.com', 'editor');
+    const tab = await openApp(browser);
+    try {
+      const { page, context } = tab;
+      await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: svc.origin });
+      await signInThroughScreen(page, svc, 'editor@example.com');
+      await page.goto(`${svc.origin}/app/books/${bookId}`);
+      await heading(page, 'Shared');
+      await page.getByRole('link', { name: 'Share and embed' }).click();
+      await heading(page, 'Share and embed: Shared');
+      await page.getByRole('button', { name: 'Copy link' }).click();
+      await page.getByText('Link copied.').waitFor();
+      assert.equal(await page.evaluate(() => navigator.clipboard.readText()), `${svc.origin}/read/${bookId}`);
+
+      const code = page.getByLabel('Embed code');
+      assert.match(await code.inputValue(), /flipbook:resize/);
+      await page.getByRole('radio', { name: /^Fixed size/ }).check();
+      assert.match(await code.inputValue(), /width="800" height="600"/);
+      await page.getByRole('radio', { name: 'Full page' }).check();
+      assert.match(await code.inputValue(), /position:fixed/);
+      await page.getByRole('button', { name: 'Copy embed code' }).click();
+      await page.getByText('Embed code copied.').waitFor();
+      await assertAccessible(page, 'Share and embed');
+
+      await page.getByRole('button', { name: 'Create tracked link' }).click();
+      await page.getByRole('alert').filter({ hasText: 'The link was not created' }).waitFor();
+      await page.getByLabel('Name of the new link').fill('March newsletter');
+      await page.getByRole('button', { name: 'Create tracked link' }).click();
+      const list = page.getByRole('list', { name: 'Tracked links' });
+      await list.getByRole('heading', { name: 'March newsletter' }).waitFor();
+      await list.getByText('0 visits').waitFor();
+      await list.getByRole('button', { name: 'Copy the link March newsletter' }).click();
+      assert.equal(await page.evaluate(() => navigator.clipboard.readText()), `${svc.origin}/read/${bookId}?tl=march-newsletter`);
+      await assertAccessible(page, 'Share and embed, with a tracked link');
+      assert.deepEqual(tab.problems.filter((p) => !p.includes('/read/')), []);
+    } finally {
+      await tab.close();
+    }
+  });
+
+  it('gives a viewer the link and the code but no tracked-link form', async () => {
+    await personIn(svc, workspaceId, 'viewer@example.com', 'viewer');
+    const tab = await openApp(browser);
+    try {
+      const { page } = tab;
+      await signInThroughScreen(page, svc, 'viewer@example.com');
+      await page.goto(`${svc.origin}/app/books/${bookId}/share`);
+      await heading(page, 'Share and embed: Shared');
+      await page.getByRole('list', { name: 'Tracked links' }).getByRole('heading', { name: 'March newsletter' }).waitFor();
+      assert.equal(await page.getByRole('button', { name: 'Create tracked link' }).count(), 0);
+    } finally {
+      await tab.close();
+    }
+  });
+});

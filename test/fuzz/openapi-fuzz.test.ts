@@ -7,7 +7,11 @@
  * listed among the operation's documented statuses, and match the
  * documented schema for that status.
  *
- * FUZZ_RUNS (default 12) requests per operation and FUZZ_SEED (fixed by
+ * Before the random requests, each operation gets its edge cases (hostile
+ * cursors, out-of-range numbers, invalid multipart boundaries: edgeCases()),
+ * the inputs that once made 500s.
+ *
+ * FUZZ_RUNS (default 12) random requests per operation and FUZZ_SEED (fixed by
  * default) make CI runs short and repeatable; raise FUZZ_RUNS locally.
  * The figures are printed at the end (and written to FUZZ_REPORT when set).
  */
@@ -17,7 +21,7 @@ import { after, before, describe, it } from 'node:test';
 import fc from 'fast-check';
 import { insertBook } from '../factories.ts';
 import { startService, type TestService } from '../helpers.ts';
-import { createValidator, encode, jsonBody, multipartBody, parameterValue, type FuzzRequest, type OpenApiDocument, type Operation } from './openapi-fuzz.ts';
+import { createValidator, edgeCases, encode, jsonBody, multipartBody, parameterValue, type FuzzRequest, type OpenApiDocument, type Operation } from './openapi-fuzz.ts';
 
 const RUNS = Number(process.env.FUZZ_RUNS ?? 12);
 const SEED = Number(process.env.FUZZ_SEED ?? 20261122);
@@ -136,7 +140,7 @@ describe(`fuzzing every documented operation (${RUNS} runs each, seed ${SEED})`,
             assert.equal(problem, null, `body does not match the documented schema (${problem}): ${where}`);
           }
         }),
-        { numRuns: RUNS, seed: SEED, endOnFailure: true },
+        { numRuns: RUNS + edgeCases(path, op, known).length, seed: SEED, endOnFailure: true, examples: edgeCases(path, op, known).map((request) => [request] as [FuzzRequest]) },
       );
     });
   }

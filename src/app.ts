@@ -23,6 +23,7 @@ import { API_VERSION, registerOpenApi } from './platform/http/openapi.ts';
 import type { RateLimitStore } from './platform/http/rate-limit-store.ts';
 import { ClientRateLimiter } from './platform/http/client-rate-limit.ts';
 import { healthRoutes } from './modules/health/health.routes.ts';
+import { createReadiness } from './modules/health/readiness.ts';
 import { meRoutes } from './modules/workspaces/me.routes.ts';
 import { apiKeysRoutes } from './modules/workspaces/api-keys.routes.ts';
 import { authRoutes } from './modules/people/auth.routes.ts';
@@ -131,7 +132,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
 
   await app.register(
     async (v1) => {
-      await v1.register(healthRoutes, { ping: () => database.ping() });
+      await v1.register(healthRoutes, { ping: () => database.ping(), readiness: createReadiness({ database, storage: deps.storage, rateLimitStore: deps.rateLimitStore }) });
       await v1.register(meRoutes, { limits });
       for (const schema of PEOPLE_SCHEMAS) v1.addSchema(schema);
       await v1.register(authRoutes, {

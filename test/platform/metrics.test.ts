@@ -7,6 +7,8 @@
  */
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { makePdf } from '../documents.ts';
 import { insertBook } from '../factories.ts';
@@ -90,6 +92,12 @@ describe('metrics', () => {
     // Operations, never addresses: no book id in any label.
     assert.ok(!text.includes(bookId) && !text.includes(reader.randomId));
     assert.match(text, /operation="POST \/read\/:randomId\/events"/);
+
+    // The documented Grafana dashboard reads only metrics the service serves.
+    const dashboard = await readFile(path.join(import.meta.dirname, '../../docs/grafana-dashboard.json'), 'utf8');
+    const read = new Set([...dashboard.matchAll(/\b((?:flipbook|process|nodejs)_[a-z0-9_]+)/g)].map((m) => m[1]!));
+    assert.ok(read.size >= 15);
+    for (const name of read) assert.match(text, new RegExp(`^${name}[{ ]`, 'm'), `the dashboard reads ${name}, which /metrics does not serve`);
   });
 
   it('asks for the token on the API port and serves the same registry on METRICS_PORT', async () => {

@@ -13,7 +13,7 @@ import { startRuntime } from '../src/runtime.ts';
 import { scratchPostgres } from '../test/helpers.ts';
 import { benchOAuthToken } from './oauth-token.ts';
 
-const mode = process.argv[2] ?? 'pglite';
+let mode = process.argv[2] ?? 'pglite';
 
 if (mode === 'bare') {
   const body = process.argv[3] ?? '{}';
@@ -27,11 +27,15 @@ if (mode === 'bare') {
   // Exit through process.exit, so a `--cpu-prof` profile is written.
   process.on('SIGTERM', () => void app.close().then(() => process.exit(0)));
 } else {
+  // `<mode>-metrics`: the same service with its metrics on (METRICS_TOKEN), to measure what they cost.
+  const withMetrics = mode.endsWith('-metrics');
+  if (withMetrics) mode = mode.slice(0, -'-metrics'.length);
   const dataDir = await mkdtemp(path.join(os.tmpdir(), 'flipbook-bench-'));
   const scratch = mode.startsWith('postgres') ? await scratchPostgres() : null;
   const config = loadConfig({}, {
     DATA_DIR: dataDir, HOST: '127.0.0.1', PORT: 0, LOG_LEVEL: 'silent', BOOTSTRAP_WORKSPACE: false,
     RATE_LIMIT_WORKSPACE_PER_MINUTE: 100_000_000, RATE_LIMIT_ENDPOINT_PER_MINUTE: 100_000_000,
+    ...(withMetrics ? { METRICS_TOKEN: 'bench-metrics-token' } : {}),
     ...(mode === 'postgres-redis' ? { REDIS_URL: process.env.REDIS_URL || 'redis://127.0.0.1:6379', REDIS_KEY_PREFIX: `flipbook-bench:${process.pid}:` } : {}),
   });
   const runtime = await startRuntime(config, {

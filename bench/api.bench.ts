@@ -9,7 +9,8 @@
  * with the client alternating between them (no proxy).
  *
  *   BENCH_SECONDS=10 DATABASE_URL=postgres://postgres@127.0.0.1:5432/test npm run bench:api
- *   BENCH_MODES=pglite,postgres,postgres-redis,cluster (the default: all)
+ *   BENCH_MODES=pglite,postgres,postgres-redis,cluster (the default); add pglite-metrics,
+ *   postgres-metrics or postgres-redis-metrics for the same with the metrics on (METRICS_TOKEN)
  */
 import autocannon from 'autocannon';
 import path from 'node:path';
@@ -40,7 +41,8 @@ async function load(label: string, urls: string | string[], key: string): Promis
 
 const rows: ({ mode: string; target: string } & Result)[] = [];
 const modes = (process.env.BENCH_MODES ?? 'pglite,postgres,postgres-redis,cluster').split(',');
-for (const mode of ['pglite', 'postgres', 'postgres-redis'].filter((m) => modes.includes(m))) {
+// `<mode>-metrics` (e.g. BENCH_MODES=postgres,postgres-metrics): the same service with its metrics on, in the same run.
+for (const mode of ['pglite', 'pglite-metrics', 'postgres', 'postgres-metrics', 'postgres-redis', 'postgres-redis-metrics'].filter((m) => modes.includes(m))) {
   process.stdout.write(`\n[${mode}] starting the service…\n`);
   let peer;
   try {

@@ -23,6 +23,9 @@ import { API_VERSION, registerOpenApi } from './platform/http/openapi.ts';
 import type { RateLimitStore } from './platform/http/rate-limit-store.ts';
 import { ClientRateLimiter } from './platform/http/client-rate-limit.ts';
 import { healthRoutes } from './modules/health/health.routes.ts';
+import { createReadiness } from './modules/health/readiness.ts';
+import type { Metrics } from './platform/metrics/metrics.ts';
+import { registerMetricsRoute, registerRequestMetrics } from './platform/metrics/metrics.routes.ts';
 import { meRoutes } from './modules/workspaces/me.routes.ts';
 import { apiKeysRoutes } from './modules/workspaces/api-keys.routes.ts';
 import { authRoutes } from './modules/people/auth.routes.ts';
@@ -70,6 +73,8 @@ export interface AppDependencies {
   logger: Logger;
   /** More routes under /v1, registered with the same guard and conventions (tests, embedders). */
   extraRoutes?: FastifyPluginAsync;
+  /** The process's metrics when they are on (METRICS_PORT or METRICS_TOKEN). */
+  metrics?: Metrics | null;
 }
 
 /** How long the MCP upload tool waits for a conversion before answering with its progress. */
@@ -103,6 +108,10 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   };
 
   registerErrorHandling(app);
+  if (deps.metrics) {
+    registerRequestMetrics(app, deps.metrics);
+    if (config.METRICS_TOKEN) registerMetricsRoute(app, deps.metrics, config.METRICS_TOKEN);
+  }
   registerNotFound(app);
   registerInputGuard(app);
   registerStaticHeaders(app, {
@@ -131,7 +140,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
 
   await app.register(
     async (v1) => {
-      await v1.register(healthRoutes, { ping: () => database.ping() });
+      await v1.register(healthRoutes, { ping: () => database.ping(), readiness: createReadiness({ database, storage: deps.storage, rateLimitStore: deps.rateLimitStore }) });
       await v1.register(meRoutes, { limits });
       for (const schema of PEOPLE_SCHEMAS) v1.addSchema(schema);
       await v1.register(authRoutes, {
@@ -175,7 +184,10 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
   const readerGate = new ReaderGate(readerService, new ListsReaderPolicy({ lists: services.accessLists, sessions: services.readerSessions }));
   await app.register(readerRoutes, { db: database.db, storage: deps.storage, config, gate: readerGate, limiter: clientLimiter });
   await app.register(liveItemsRoutes, { service: new LiveItemsService({ db: database.db }), gate: readerGate, limiter: clientLimiter });
-  await app.register(readerEventsRoutes, { db: database.db, gate: readerGate, events: services.readerEvents, limiter: clientLimiter, publicBaseUrl: config.publicBaseUrl });
+  await app.register(readerEventsRoutes, {
+    db: database.db, gate: readerGate, events: services.readerEvents, limiter: clientLimiter, publicBaseUrl: config.publicBaseUrl,
+    ...(deps.metrics ? { onIngested: (stored: number) => deps.metrics!.readerEvents.inc(stored) } : {}),
+  });
   const accessGate = new AccessGateService({
     db: database.db, lists: services.accessLists, mailer: services.mailer, sessions: services.readerSessions, limiter: clientLimiter,
     linkTtlMinutes: config.MAGIC_LINK_TTL_MINUTES, publicBaseUrl: config.publicBaseUrl,

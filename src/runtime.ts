@@ -13,6 +13,8 @@ import { createAdminCommands } from './admin-commands.ts';
 import type { Config } from './platform/config/env.ts';
 import { acquireDataDirLock } from './platform/db/data-dir-lock.ts';
 import { openDatabase, type Database, type DatabaseTarget } from './platform/db/database.ts';
+import { Metrics } from './platform/metrics/metrics.ts';
+import { startMetricsServer } from './platform/metrics/metrics.routes.ts';
 import { MemoryRateLimitStore, PostgresRateLimitStore, RedisRateLimitStore, type RateLimitStore } from './platform/http/rate-limit-store.ts';
 import { JobQueue } from './platform/jobs/queue.ts';
 import { createLogger } from './platform/logger.ts';
@@ -49,6 +51,10 @@ export interface Runtime {
   rateLimitStore: RateLimitStore | null;
   /** The address the API listens on, when it does. */
   url: string | null;
+  /** The process's metrics, when on (METRICS_PORT or METRICS_TOKEN). */
+  metrics: Metrics | null;
+  /** The port GET /metrics listens on of its own (METRICS_PORT), when it does. */
+  metricsPort: number | null;
   stop(): Promise<void>;
 }
 
@@ -106,6 +112,8 @@ export async function startRuntime(config: Readonly<Config>, options: RuntimeOpt
 
     const storage = createStorage(config);
     const queue = new JobQueue({ database, log: logger.child({ component: 'jobs' }), concurrency: config.WORKER_CONCURRENCY });
+    const metrics = config.METRICS_PORT || config.METRICS_TOKEN ? new Metrics(database) : null;
+    if (metrics) queue.onJobEnd = (job) => metrics.observeJob(job);
     const secretKey = await loadSecretKey(config);
     const services = createServices({ database, storage, queue, config, logger, secretKey });
     await services.workspaces.start();
@@ -123,6 +131,7 @@ export async function startRuntime(config: Readonly<Config>, options: RuntimeOpt
         db: webhookDatabase.lane('webhooks'), outbound: services.outbound, box: services.webhookSecrets, log: logger.child({ component: 'webhooks' }),
         perEndpoint: config.WEBHOOK_ENDPOINT_CONCURRENCY, perEndpointMax: config.WEBHOOK_ENDPOINT_MAX_CONCURRENCY, total: config.WEBHOOK_CONCURRENCY,
       });
+      if (metrics) webhookWorker.dispatcher.onAttempt = (result) => metrics.webhookDeliveries.inc({ result });
       webhookWorker.start();
       services.webhooks.wake = () => webhookWorker.wake();
       cleanups.push(() => webhookWorker.stop(config.SHUTDOWN_TIMEOUT_MS));
@@ -136,11 +145,18 @@ export async function startRuntime(config: Readonly<Config>, options: RuntimeOpt
       const store = createRateLimitStore(config, database);
       rateLimitStore = store;
       cleanups.push(() => store.close());
-      app = await buildApp({ config, database, storage, queue, services, rateLimitStore: store, secretKey, logger, extraRoutes: options.extraRoutes });
+      app = await buildApp({ config, database, storage, queue, services, rateLimitStore: store, secretKey, logger, extraRoutes: options.extraRoutes, metrics });
       cleanups.push(() => app!.close());
       await app.listen({ host: config.HOST, port: config.PORT, listenTextResolver: (address) => `API listening on ${address}` });
       const address = app.server.address();
       url = typeof address === 'object' && address ? `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`.replace('0.0.0.0', '127.0.0.1') : null;
+    }
+
+    let metricsPort: number | null = null;
+    if (metrics && config.METRICS_PORT) {
+      const server = await startMetricsServer(metrics, { host: config.HOST, port: config.METRICS_PORT, token: config.METRICS_TOKEN });
+      metricsPort = server.port;
+      cleanups.push(() => server.close());
     }
 
     if (options.adminChannel ?? embeddedOnDisk) {
@@ -163,7 +179,7 @@ export async function startRuntime(config: Readonly<Config>, options: RuntimeOpt
 
     let stopping: Promise<void> | null = null;
     return {
-      config, database, storage, queue, services, logger, app, url, rateLimitStore,
+      config, database, storage, queue, services, logger, app, url, rateLimitStore, metrics, metricsPort,
       stop() {
         stopping ??= runCleanups();
         return stopping;

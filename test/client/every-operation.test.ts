@@ -130,6 +130,7 @@ describe(`every operation of openapi.json through the client (${operations.lengt
 
   it('service, workspace, uploads and books', async () => {
     assert.equal((await ok(client.GET('/v1/health'))).status, 'ok');
+    assert.equal((await ok(client.GET('/v1/health/ready'))).status, 'ready');
     assert.equal((await ok(client.GET('/v1/me'))).data.plan.name, 'company');
 
     const pdf = new File([new Uint8Array(await makePdf({ pages: 2, links: true }))], 'Every operation.pdf');

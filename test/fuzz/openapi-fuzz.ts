@@ -33,6 +33,29 @@ const deepObject = (levels: number): unknown => {
   return value;
 };
 const cursorOf = (payload: unknown) => Buffer.from(JSON.stringify(payload)).toString('base64url');
+const textCursor = (text: string) => Buffer.from(text).toString('base64url');
+
+/**
+ * Cursors of both kinds (keyset JSON and the pages operation's `page:N`) that
+ * decode but hold a value no query can take: each once made a 500.
+ */
+export const HOSTILE_CURSORS = [
+  textCursor('page:99999999999999999999'), textCursor('page:2147483648'), textCursor('page:0'), textCursor('page:-1'), textCursor('page:1e308'),
+  textCursor('page:9007199254740993'), textCursor(`page:${'9'.repeat(400)}`), textCursor('page:'),
+  cursorOf({ s: '-created_at', v: '2024-01-01T00:00:00Z', i: 2147483648 }), cursorOf({ s: '-created_at', v: '2024-01-01T00:00:00Z', i: '9'.repeat(30) }),
+  cursorOf({ s: 'name', v: 'a'.repeat(10_000), i: 1 }),
+];
+
+/** Numbers as query text past every column's range (the reader's `from=1e308` once made a 500). */
+export const HOSTILE_NUMBERS = ['1e308', '9007199254740993', '2147483648', '99999999999999999999', '-1', '0', '1.5', '0x10', 'NaN', 'Infinity', ''];
+
+/** Multipart boundaries RFC 2046 does not allow (a 1,000-character one once made a 500 on every upload). */
+export const HOSTILE_BOUNDARIES = ['b'.repeat(71), 'b'.repeat(257), 'b'.repeat(1000), 'bad"quote', 'ends-with-space ', ''];
+
+/** A raw multipart body with the given boundary and one text field. */
+export function multipartWithBoundary(boundary: string): NonNullable<FuzzRequest['body']> {
+  return { kind: 'raw', type: `multipart/form-data; boundary=${boundary}`, text: `--${boundary}\r\nContent-Disposition: form-data; name="name"\r\n\r\nx\r\n--${boundary}--\r\n` };
+}
 
 /** Strings that broke the service before, or that a careless client sends. */
 export const HOSTILE_STRINGS = [
@@ -40,6 +63,7 @@ export const HOSTILE_STRINGS = [
   '%00', '%', '../../etc/passwd', '<script>alert(1)</script>', "' OR 1=1 --", '\u202Eevil\u202C', '😀', 'null', 'true', '[]', '{}',
   cursorOf({ s: '-created_at', v: 'not a time', i: 1 }), cursorOf({ s: '-created_at', v: '2024-01-01T00:00:00Z', i: 1e300 }),
   cursorOf({ s: 'name', v: 'a\u0000b', i: 1 }), cursorOf({ s: '-created_at', v: null, i: -1 }), cursorOf([1, 2, 3]), 'bm90IGpzb24',
+  ...HOSTILE_CURSORS, ...HOSTILE_NUMBERS,
 ];
 export const HOSTILE_VALUES: unknown[] = [...HOSTILE_STRINGS, 1e308, -1e308, 2 ** 53, 2147483648, -2147483649, 0.5, -0, null, true, false, [], {}, [null], deepObject(80), { '\u0000': 1 }];
 
@@ -175,6 +199,29 @@ export function multipartBody(schema: Schema, doc: OpenApiDocument): fc.Arbitrar
         ? { kind: 'raw' as const, type: 'multipart/form-data; boundary=zz', text: '--zz\r\nContent-Disposition: form-data; name="files[]"; filename="a.pdf"\r\n\r\n%PDF-1.4 cut' }
         : { kind: 'multipart' as const, fields: fields.filter((f): f is [string, string] => f !== undefined), files: files.map((f) => ({ ...f, bytes: TINY_PNG })) },
     );
+}
+
+/**
+ * Requests every run sends before the random ones, so the cases that once
+ * made a 500 are always tried: every hostile cursor in a `cursor` parameter,
+ * every out-of-range number in each integer query parameter, and every
+ * invalid boundary on a multipart operation. Path parameters take the first
+ * known value (the seeded book), so the request reaches the handler.
+ */
+export function edgeCases(path: string, op: Operation, known: Record<string, string[]>): FuzzRequest[] {
+  const params = op.parameters ?? [];
+  const basePath = params.filter((p) => p.in === 'path').reduce((acc, p) => acc.replace(`{${p.name}}`, encode(known[p.name]?.[0] ?? '1')), path);
+  const cases: FuzzRequest[] = [];
+  for (const p of params.filter((q) => q.in === 'query')) {
+    const type = p.schema.type ?? p.schema.anyOf?.map((s: Schema) => s.type);
+    const numeric = [type].flat().some((t) => t === 'integer' || t === 'number');
+    const values = p.name === 'cursor' ? HOSTILE_CURSORS : numeric ? HOSTILE_NUMBERS : [];
+    for (const value of values) cases.push({ path: basePath, query: [[p.name, value]], headers: {} });
+  }
+  if (op.requestBody?.content['multipart/form-data']) {
+    for (const boundary of HOSTILE_BOUNDARIES) cases.push({ path: basePath, query: [], headers: {}, body: multipartWithBoundary(boundary) });
+  }
+  return cases;
 }
 
 /** A path or query value: schema-valid, hostile, or (for a book) the seeded book's id. */

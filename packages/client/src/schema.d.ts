@@ -13,13 +13,37 @@ export interface paths {
         };
         /**
          * Service health
-         * @description No key needed and not rate limited, so load balancers can poll it.
+         * @description Liveness. No key needed and not rate limited, so load balancers can poll it.
          *
          *     **Authentication:** none.
          *
          *     **Authentication:** none.
          */
         get: operations["getHealth"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/health/ready": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Service readiness
+         * @description Readiness, for a load balancer: 200 when the database, the file storage and Redis (when configured) answer and no migration is running or missing; 503 otherwise, with the check that failed. Each check gives up after 2 seconds. No key needed and not rate limited. Liveness stays `GET /v1/health`.
+         *
+         *     **Authentication:** none.
+         *
+         *     **Authentication:** none.
+         */
+        get: operations["getReadiness"];
         put?: never;
         post?: never;
         delete?: never;
@@ -5229,6 +5253,123 @@ export interface operations {
                         /** Format: date-time */
                         timestamp: string;
                         version: string;
+                    };
+                };
+            };
+        };
+    };
+    getReadiness: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": "ready",
+                     *       "timestamp": "2026-11-22T10:00:00.000Z",
+                     *       "version": "1.0.0",
+                     *       "checks": {
+                     *         "database": "ok",
+                     *         "migrations": "ok",
+                     *         "storage": "ok"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description `ready` when every check is `ok`. */
+                        status: "ready" | "unavailable";
+                        /** Format: date-time */
+                        timestamp: string;
+                        version: string;
+                        checks: {
+                            database: "ok" | "unavailable";
+                            /** @description `migrating` while a process applies migrations or this code has migrations the database lacks. */
+                            migrations: "ok" | "migrating";
+                            storage: "ok" | "unavailable";
+                            /** @description Only when the rate limits are counted in Redis (REDIS_URL set). */
+                            redis?: "ok" | "unavailable";
+                        };
+                    };
+                };
+            };
+            /** @description Bad request (BadRequestException): malformed JSON or URL, a JSON body nested more than 64 levels, a malformed multipart body, a percent-encoded `api_key` name, or a request the operation cannot take. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Validation failed (ValidationException; details map each field to its messages: schema rules, NUL characters or unpaired surrogates in any text, numbers out of range), or an Idempotency-Key reused with another request (IdempotencyKeyReusedException). */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit exceeded (RateLimitException); Retry-After gives the seconds to wait. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected error (InternalServerError); no internal detail is returned. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Default Response */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "status": "ready",
+                     *       "timestamp": "2026-11-22T10:00:00.000Z",
+                     *       "version": "1.0.0",
+                     *       "checks": {
+                     *         "database": "ok",
+                     *         "migrations": "ok",
+                     *         "storage": "ok"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description `ready` when every check is `ok`. */
+                        status: "ready" | "unavailable";
+                        /** Format: date-time */
+                        timestamp: string;
+                        version: string;
+                        checks: {
+                            database: "ok" | "unavailable";
+                            /** @description `migrating` while a process applies migrations or this code has migrations the database lacks. */
+                            migrations: "ok" | "migrating";
+                            storage: "ok" | "unavailable";
+                            /** @description Only when the rate limits are counted in Redis (REDIS_URL set). */
+                            redis?: "ok" | "unavailable";
+                        };
                     };
                 };
             };

@@ -39,6 +39,8 @@ export interface EventLimits {
 export const DEFAULT_EVENT_LIMITS: EventLimits = { batchesPerClientPerMinute: 600, batchesPerSessionPerMinute: 60, leadsPerClientPer10Minutes: 10 };
 
 export interface ReaderEventsRoutesOptions {
+  /** Told how many events each accepted batch stored (metrics). */
+  onIngested?: (stored: number) => void;
   db: Db;
   gate: ReaderGate;
   events: ReaderEventsService;
@@ -114,6 +116,7 @@ export const readerEventsRoutes: FastifyPluginAsyncTypebox<ReaderEventsRoutesOpt
     if (skipped) return { received: batch.events.length, stored: 0, counted: false, reason: skipped };
     const { origin } = await admit(request);
     const result = await events.ingest(origin, batch);
+    options.onIngested?.(result.stored);
     return { ...result, counted: true };
   });
 

@@ -6,6 +6,7 @@
 import { and, asc, eq, gt, ilike, inArray, sql, type SQL } from 'drizzle-orm';
 import type { Config } from '../../platform/config/env.ts';
 import type { Db, DbOrTx } from '../../platform/db/database.ts';
+import { MAX_INTEGER } from '../../platform/db/columns.ts';
 import { ERRORS } from '../../platform/errors.ts';
 import type { JobQueue } from '../../platform/jobs/queue.ts';
 import { afterCursor, decodeCursor, orderOf, toPage, type KeysetSort } from '../../platform/http/pagination.ts';
@@ -287,7 +288,8 @@ function statusCondition(status: string): SQL {
 }
 
 function decodePageCursor(cursor: string): number {
-  const match = /^page:(\d+)$/.exec(Buffer.from(cursor, 'base64url').toString('utf8'));
-  if (!match) throw ERRORS.validation({ cursor: ['The cursor is invalid; use meta.next_cursor of the previous page unchanged.'] });
+  const match = /^page:(\d{1,10})$/.exec(Buffer.from(cursor, 'base64url').toString('utf8'));
+  // A page number past the integer column's range would fail the query: no cursor of ours holds one.
+  if (!match || Number(match[1]) > MAX_INTEGER) throw ERRORS.validation({ cursor: ['The cursor is invalid; use meta.next_cursor of the previous page unchanged.'] });
   return Number(match[1]);
 }

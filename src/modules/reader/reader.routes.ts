@@ -18,6 +18,7 @@ import { brotliCompress, constants, gzip } from 'node:zlib';
 import type { FastifyPluginAsync, FastifyReply, FastifyRequest } from 'fastify';
 import type { Config } from '../../platform/config/env.ts';
 import type { Db } from '../../platform/db/database.ts';
+import { MAX_INTEGER } from '../../platform/db/columns.ts';
 import { ERRORS } from '../../platform/errors.ts';
 import type { ClientRateLimiter } from '../../platform/http/client-rate-limit.ts';
 import type { Storage } from '../../platform/storage/storage.ts';
@@ -106,6 +107,16 @@ function contentSecurityPolicy(input: { nonce: string; imageOrigins: string[]; f
 function contentDisposition(filename: string): string {
   const ascii = filename.replace(/[^\x20-\x7e]/g, '_').replace(/["\\]/g, '_');
   return `attachment; filename="${ascii}"; filename*=UTF-8''${encodeURIComponent(filename)}`;
+}
+
+/**
+ * A page number given in a query (decimal digits, 1 up to the integer column's
+ * range), or null: a larger number, such as 1e308, would fail the query.
+ */
+function pageNumber(raw: unknown): number | null {
+  if (typeof raw !== 'string' || !/^\d{1,10}$/.test(raw)) return null;
+  const n = Number(raw);
+  return n >= 1 && n <= MAX_INTEGER ? n : null;
 }
 
 export const readerRoutes: FastifyPluginAsync<ReaderRoutesOptions> = async (app, options) => {
@@ -237,10 +248,10 @@ export const readerRoutes: FastifyPluginAsync<ReaderRoutesOptions> = async (app,
     await limit(request, TEXT_LIMIT);
     const result = await gate(request, 'text');
     if (!result.ok) refuseJson(result);
-    const query = request.query as { from?: string; to?: string };
-    const from = Number(query.from ?? 1);
-    const to = Number(query.to ?? from + TEXT_PAGES_PER_REQUEST - 1);
-    if (!Number.isInteger(from) || !Number.isInteger(to) || from < 1 || to < from) {
+    const query = request.query as { from?: unknown; to?: unknown };
+    const from = query.from === undefined ? 1 : pageNumber(query.from);
+    const to = query.to === undefined && from !== null ? from + TEXT_PAGES_PER_REQUEST - 1 : pageNumber(query.to);
+    if (from === null || to === null || to < from) {
       throw ERRORS.validation({ from: ['from and to must be page numbers with from <= to.'] });
     }
     reply.header('cache-control', 'private, max-age=60').header('x-robots-tag', 'noindex');
@@ -251,8 +262,8 @@ export const readerRoutes: FastifyPluginAsync<ReaderRoutesOptions> = async (app,
     await limit(request, TEXT_LAYER_LIMIT);
     const result = await gate(request, 'text');
     if (!result.ok) refuseJson(result);
-    const page = Number((request.query as { page?: string }).page);
-    if (!Number.isInteger(page) || page < 1) throw ERRORS.validation({ page: ['page must be a page number.'] });
+    const page = pageNumber((request.query as { page?: unknown }).page);
+    if (page === null) throw ERRORS.validation({ page: ['page must be a page number.'] });
     const layer = await service.textLayer(result.book, page);
     if (!layer) throw ERRORS.notFound('Page');
     reply.header('cache-control', 'private, max-age=300').header('x-robots-tag', 'noindex');

@@ -8,6 +8,7 @@ import { and, asc, eq, gte, inArray, lte, sql } from 'drizzle-orm';
 import { planAllows } from '../../platform/auth/plans.ts';
 import type { Config } from '../../platform/config/env.ts';
 import { BatchedLookup } from '../../platform/db/batched-lookup.ts';
+import { MAX_INTEGER } from '../../platform/db/columns.ts';
 import type { Db } from '../../platform/db/database.ts';
 import type { Storage } from '../../platform/storage/storage.ts';
 import { DEFAULT_SETTINGS, effectiveStatus, readerDefaults } from '../books/books.settings.ts';
@@ -331,7 +332,7 @@ export class ReaderService {
   /** Plain text of pages from..to (at most TEXT_PAGES_PER_REQUEST). */
   async text(book: ReaderBook, from: number, to: number): Promise<TextResponse> {
     const first = Math.max(1, Math.floor(from));
-    const last = Math.min(Math.floor(to), first + TEXT_PAGES_PER_REQUEST - 1);
+    const last = Math.min(Math.floor(to), first + TEXT_PAGES_PER_REQUEST - 1, MAX_INTEGER);
     if (!(last >= first)) return { pages: [] };
     return { pages: await this.pageTexts(book.row.id, first, last) };
   }

@@ -123,6 +123,8 @@ export class WebhookDispatcher implements DeliveryHandoff {
   private readonly released: number[] = [];
   /** Called when a slot frees up, so the loop can claim more. */
   onCapacity: () => void = () => undefined;
+  /** Told of every attempt's result (metrics): succeeded, retrying (another attempt scheduled) or failed (given up). */
+  onAttempt: (result: 'succeeded' | 'retrying' | 'failed') => void = () => undefined;
 
   constructor(deps: { db: Db; outbound: OutboundClient; box: SecretBox; log: Logger; perEndpoint: number; perEndpointMax?: number; total: number; now?: () => number }) {
     this.db = deps.db;
@@ -316,6 +318,7 @@ export class WebhookDispatcher implements DeliveryHandoff {
         next = new Date(finished + Math.max(delay, outcome.retryAfterMs ?? 0)).toISOString();
       }
     }
+    this.onAttempt(status === 'pending' ? 'retrying' : status);
     this.results.push({
       id: delivery.id, subscriptionId: delivery.subscription_id, outcome: outcome.ok ? 'succeeded' : 'failed', status, step, next,
       responseStatus: outcome.status, responseBody: outcome.body, error: gone ? 'The endpoint answered 410 Gone: the subscription was deactivated.' : outcome.error,

@@ -21,6 +21,8 @@ export const EnvSchema = Type.Object({
   DATABASE_POOL_SIZE: Type.Integer({ minimum: 1, maximum: 200, default: 10 }),
   REDIS_URL: Type.String({ default: '', description: 'Redis for shared rate-limit counters. Empty: counters in PostgreSQL (in memory for the embedded single-process mode).' }),
   REDIS_KEY_PREFIX: Type.String({ default: 'flipbook:', maxLength: 100, description: 'Prefix of every Redis key the service writes, so several deployments (or test runs) can share one Redis.' }),
+  METRICS_PORT: Type.Integer({ ...Port, default: 0, description: 'Serve GET /metrics (Prometheus text) on this port of HOST, apart from the API, in every process (API and worker). 0: not on a port of its own.' }),
+  METRICS_TOKEN: Type.String({ default: '', description: 'Serve GET /metrics on the API port to requests with "Authorization: Bearer <METRICS_TOKEN>" (also required on METRICS_PORT when set). Empty, without METRICS_PORT: metrics are off.' }),
   LOG_LEVEL: Type.Union([Type.Literal('fatal'), Type.Literal('error'), Type.Literal('warn'), Type.Literal('info'), Type.Literal('debug'), Type.Literal('trace'), Type.Literal('silent')], { default: 'info' }),
   LOG_PRETTY: Type.Boolean({ default: false }),
   BOOTSTRAP_WORKSPACE: Type.Boolean({ default: true, description: 'On first start with an empty database, create a Company workspace and print an all-scope key once.' }),

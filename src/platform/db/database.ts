@@ -23,6 +23,8 @@ export type Db = PgDatabase<PgQueryResultHKT, Schema>;
 /** A transaction handle has the same query API as the database. */
 export type DbOrTx = Db | Parameters<Parameters<Db['transaction']>[0]>[0];
 
+/** The advisory lock a PostgreSQL process holds while it migrates (readiness reports it, migration-status.ts). */
+export const MIGRATION_LOCK = 727274;
 export const MIGRATIONS_DIR = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../../drizzle');
 
 /** Minimal SQL runner with positional parameters, used by pg-boss and raw statements. */
@@ -168,10 +170,10 @@ async function openPostgres(url: string, poolSize: number): Promise<Database> {
       // Several processes may start together: one migrates, the others wait for it.
       const client = await pool.connect();
       try {
-        await client.query('select pg_advisory_lock(727274)');
+        await client.query(`select pg_advisory_lock(${MIGRATION_LOCK})`);
         await migratePg(drizzlePg({ client, schema }), { migrationsFolder: MIGRATIONS_DIR });
       } finally {
-        await client.query('select pg_advisory_unlock(727274)').catch(() => undefined);
+        await client.query(`select pg_advisory_unlock(${MIGRATION_LOCK})`).catch(() => undefined);
         client.release();
       }
     },
@@ -183,7 +185,7 @@ async function openPostgres(url: string, poolSize: number): Promise<Database> {
       await pool.query('select pg_notify($1, $2)', [channel, payload]);
     },
     async close() {
-      await pool.end();
+      if (!pool.ended) await pool.end();
     },
   };
 }

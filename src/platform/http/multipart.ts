@@ -11,6 +11,9 @@
  *   spec's "one file per request");
  * - field names, values and filenames with NUL or unpaired surrogates: 422
  *   naming the field (the same check as JSON input, input-guard.ts);
+ * - a boundary RFC 2046 does not allow (empty, over 70 characters, characters
+ *   outside its set): 400 before the parser sees it (busboy throws on a
+ *   boundary over 256 characters instead of reporting it);
  * - a malformed body (no boundary, cut off, broken part headers): 400.
  */
 import type { MultipartFile as FastifyMultipartFile } from '@fastify/multipart';
@@ -43,6 +46,14 @@ export interface MultipartForm<T> {
   file: { fieldname: string; filename: string; value: T } | null;
 }
 
+/** RFC 2046 section 5.1.1: 1-70 of these characters, the last not a space. */
+const BOUNDARY = /^[0-9A-Za-z'()+_,\-./:=? ]{0,69}[0-9A-Za-z'()+_,\-./:=?]$/;
+
+/** Every boundary parameter of a multipart Content-Type (quoted or not; a repeated one is checked too). */
+export function multipartBoundaries(contentType: string): string[] {
+  return [...contentType.matchAll(/;\s*boundary\s*=\s*(?:"([^"]*)"|([^;]*))/gi)].map((m) => m[1] ?? m[2]!.trim());
+}
+
 const MALFORMED = /multipart|boundary|malformed|unexpected end|terminated early/i;
 
 function contentLength(request: FastifyRequest): number | null {
@@ -60,6 +71,10 @@ export async function readMultipartForm<T>(request: FastifyRequest, options: Mul
   const length = contentLength(request);
   if (length !== null && length > options.maxFileBytes + MULTIPART_OVERHEAD_BYTES) {
     throw ERRORS.payloadTooLarge(`The request body (${length} bytes) is larger than this operation accepts (a file of at most ${options.maxFileBytes} bytes).`);
+  }
+
+  if (multipartBoundaries(request.headers['content-type'] ?? '').some((boundary) => !BOUNDARY.test(boundary))) {
+    throw ERRORS.badRequest('The multipart boundary is invalid: RFC 2046 allows 1 to 70 letters, digits and the characters \'()+_,-./:=? and space (not last).');
   }
 
   const form: MultipartForm<T> = { fields: {}, file: null };

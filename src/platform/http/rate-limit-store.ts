@@ -10,6 +10,8 @@ export interface RateLimitStore {
   /** Adds one hit to each key in the window starting at `windowStart`; returns the new counts in order (at once when the store is in memory). */
   hit(keys: string[], windowStart: number, windowMs: number): number[] | Promise<number[]>;
   close(): Promise<void>;
+  /** Throws when a shared store (Redis) cannot be reached (readiness); the others have nothing to reach. */
+  check?(): Promise<void>;
 }
 
 export class MemoryRateLimitStore implements RateLimitStore {
@@ -178,6 +180,10 @@ export class RedisRateLimitStore extends CoalescingRateLimitStore {
     const redisKeys = keys.map((key, i) => `${this.prefix}rl:${key}:${windowStarts[i]}`);
     const counts = await (this.redis as unknown as RateLimitCommands).flipbookRateLimitHit(redisKeys.length, ...redisKeys, ...increments, ...windowsMs.map((ms) => ms * 2));
     return counts.map(Number);
+  }
+
+  async check(): Promise<void> {
+    await this.redis.ping();
   }
 
   async close(): Promise<void> {

@@ -100,6 +100,8 @@ export class JobQueue {
   private started = false;
   private readonly log: Logger;
   private readonly defaultConcurrency: number;
+  /** Told when a handler ends (metrics: job durations, conversions). */
+  onJobEnd: ((job: { name: string; seconds: number; sinceCreatedSeconds: number; result: 'completed' | 'failed'; value?: unknown }) => void) | null = null;
 
   constructor(options: { database: Database; log: Logger; concurrency: number }) {
     this.log = options.log;
@@ -169,10 +171,17 @@ export class JobQueue {
       return { rejected: true };
     }
     if (this.shutdown.signal.aborted) throw new ShutdownError();
+    const started = performance.now();
+    const ended = (result: 'completed' | 'failed', value?: unknown) => this.onJobEnd?.({
+      name: definition.name, seconds: (performance.now() - started) / 1000, sinceCreatedSeconds: (Date.now() - new Date(job.createdOn).getTime()) / 1000, result, value,
+    });
     try {
-      return await definition.handle(payload, { jobId: job.id, signal: this.shutdown.signal, log, retryCount: job.retryCount });
+      const value = await definition.handle(payload, { jobId: job.id, signal: this.shutdown.signal, log, retryCount: job.retryCount });
+      ended('completed', value);
+      return value;
     } catch (error) {
       if (this.shutdown.signal.aborted) throw new ShutdownError();
+      ended('failed');
       log.warn({ err: error, retryCount: job.retryCount }, 'job failed');
       throw new StoredJobError(error);
     }

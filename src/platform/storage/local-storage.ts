@@ -1,5 +1,5 @@
 import { createReadStream, createWriteStream } from 'node:fs';
-import { mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
+import { access, constants, mkdir, readdir, rename, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
@@ -13,6 +13,12 @@ export class LocalStorage implements Storage {
 
   constructor(root: string) {
     this.root = path.resolve(root);
+  }
+
+  async check(): Promise<void> {
+    // Created on the first write otherwise; a missing mount or a read-only directory fails here.
+    await mkdir(this.root, { recursive: true });
+    await access(this.root, constants.R_OK | constants.W_OK);
   }
 
   private pathOf(key: string): string {

@@ -29,6 +29,8 @@ export interface Storage {
   list(prefix: string): Promise<string[]>;
   /** A direct public URL when the back end serves files itself (S3 with a public base URL); otherwise null. */
   directUrl(key: string): string | null;
+  /** Throws when the back end cannot be reached or written (readiness): the directory, or the bucket. */
+  check(): Promise<void>;
 }
 
 const SAFE_KEY = /^(?!\/)(?!.*\/\/)(?!.*(^|\/)\.\.?(\/|$))[A-Za-z0-9._\-/]+$/;

@@ -16,6 +16,7 @@ import { AnalyticsSummariesService, type ReaderSort } from './analytics-summarie
 import { parseDateRange } from './date-range.ts';
 import { FlowRollups } from './flow-rollups.ts';
 import { PageRollups } from './page-rollups.ts';
+import { WorkspaceAnalyticsService } from './workspace-analytics.service.ts';
 
 export interface Caller {
   workspaceId: number;
@@ -46,6 +47,8 @@ export class AnalyticsQueriesService {
   readonly rollups: PageRollups;
   /** The book-flow day rollups (kept by the same job). */
   readonly flowRollups: FlowRollups;
+  /** The workspace-level figures (the application's overview) and the analytics settings. */
+  readonly workspace: WorkspaceAnalyticsService;
 
   constructor(deps: { db: Db; statementTimeoutMs: number; exactMaxSegments?: number; rollupSettleMs?: number }) {
     this.db = deps.db;
@@ -53,6 +56,7 @@ export class AnalyticsQueriesService {
     this.rollups = new PageRollups({ db: deps.db, settleMs: deps.rollupSettleMs });
     this.flowRollups = new FlowRollups({ db: deps.db, settleMs: deps.rollupSettleMs });
     this.events = new AnalyticsEventsService(reader);
+    this.workspace = new WorkspaceAnalyticsService(deps);
     this.summaries = new AnalyticsSummariesService(reader, { rollups: this.rollups, flowRollups: this.flowRollups, exactMaxSegments: deps.exactMaxSegments ?? 200_000 });
   }
 

@@ -9,7 +9,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { eq } from 'drizzle-orm';
-import { viewEvents } from '../../src/modules/analytics/analytics.tables.ts';
+import { leads, viewEvents } from '../../src/modules/analytics/analytics.tables.ts';
 import { memberships, users } from '../../src/modules/people/people.tables.ts';
 import { insertBook } from '../factories.ts';
 import { startService, type TestService } from '../helpers.ts';
@@ -55,6 +55,7 @@ describe('workspace analytics', () => {
   let other: { id: number; key: string };
   const books: Record<string, Awaited<ReturnType<typeof insertBook>>> = {};
   const links: Record<string, number> = {};
+  const viewerIds = new Map<string, number>();
 
   before(async () => {
     svc = await startService({ worker: false });
@@ -68,7 +69,6 @@ describe('workspace analytics', () => {
     links.april = await insertLink(svc, ws.id, books.b.id, 'April newsletter', 'april');
     const [owner] = await db.insert(users).values({ email: 'owner@team.example' }).returning();
     await db.insert(memberships).values({ workspaceId: ws.id, userId: owner!.id, role: 'owner' });
-    const viewerIds = new Map<string, number>();
     for (const s of SEEDS) {
       if (s.viewer && !viewerIds.has(s.viewer)) viewerIds.set(s.viewer, await insertViewer(svc, ws.id, s.viewer));
       const visit = await insertVisit(svc, books[s.book]!, {
@@ -77,7 +77,12 @@ describe('workspace analytics', () => {
       });
       if (s.host) await db.update(viewEvents).set({ fromEmbedded: true }).where(eq(viewEvents.id, visit.viewEventId));
     }
-    for (const l of LEADS) await insertLead(svc, books[l.book]!, { name: 'Lead', email: l.email, at: new Date(l.at) });
+    for (const l of LEADS) {
+      // A lead identifies its reader by the address typed, as the lead endpoint does.
+      if (!viewerIds.has(l.email)) viewerIds.set(l.email, await insertViewer(svc, ws.id, l.email));
+      const lead = await insertLead(svc, books[l.book]!, { name: 'Lead', email: l.email, at: new Date(l.at) });
+      await db.update(leads).set({ viewerId: viewerIds.get(l.email)! }).where(eq(leads.id, lead.id));
+    }
     // Another workspace's visit, on the same days, with a member's address: never counted here.
     const stranger = await insertViewer(svc, other.id, 'alice@example.com');
     await insertVisit(svc, foreign, { session: 'x1', viewerId: stranger, linkId: null, at: new Date('2026-03-02T10:00:00Z'), pages: [[1, 50_000]], clicks: 4, host: 'shop.example.com' });
@@ -215,6 +220,44 @@ describe('workspace analytics', () => {
     }
     const one = await get('top-books', { limit: 1 });
     assert.equal(one.body.data.length, 1);
+  });
+
+  it('exclude_team leaves the same readers out of every book operation and export, agreeing with the summary', async () => {
+    const team = new Set([...viewerIds].filter(([email]) => TEAM(email)).map(([, id]) => id));
+    assert.equal(team.size, 2);
+    const book_id = books.a!.randomId;
+    const both = async (path: string, query: Record<string, string | number | boolean> = {}) => {
+      const [all, kept] = [await get(path, { book_id, ...query }), await get(path, { book_id, ...query, exclude_team: true })];
+      assert.equal(all.status, 200, path);
+      assert.equal(kept.status, 200, path);
+      return { all: all.body, kept: kept.body };
+    };
+    const notTeam = (r: { viewer_id: number | null }) => r.viewer_id === null || !team.has(r.viewer_id);
+    for (const path of ['book-view-events', 'interaction-events', 'audit-log', 'reader-pages']) {
+      const { all, kept } = await both(path);
+      assert.ok(all.data.some((r: { viewer_id: number | null }) => !notTeam(r)), `${path} has team rows to leave out`);
+      assert.deepEqual(kept.data, all.data.filter(notTeam), path);
+    }
+    const readers = await both('readers', { include_anonymous: true });
+    assert.deepEqual(readers.kept.data, readers.all.data.filter(notTeam));
+    // Page 1 holds every seeded visit's only segment: its counts are the visits that remain.
+    const summary = (await get('summary', { book_id, exclude_team: true })).body.data;
+    const pages = await both('page-performance');
+    assert.equal(pages.kept.data[0].total_segments, summary.views);
+    assert.equal(pages.kept.data[0].unique_readers, summary.unique_readers);
+    const flow = await both('book-flow');
+    assert.equal(flow.kept.meta.visits, summary.views);
+    assert.equal(flow.kept.data.pages[0].entries, summary.views);
+    const events = await get('interaction-events', { book_id, exclude_team: true, event_type: 'link_clicked' });
+    assert.equal(events.body.data.length, summary.link_clicks);
+    // The exports take the same switch: the interaction events file lists the API's rows.
+    const csv = await svc.request('GET', `/v1/exports/books/${book_id}/interaction-events`, { key: ws.key, query: { exclude_team: true, bom: false } });
+    assert.equal(csv.status, 200);
+    const lines = csv.text.trim().split('\r\n');
+    const kept = (await get('interaction-events', { book_id, exclude_team: true, limit: 500 })).body.data;
+    assert.equal(lines.length - 1, kept.length);
+    const leads = await svc.request('GET', `/v1/exports/books/${book_id}/leads`, { key: ws.key, query: { exclude_team: true, bom: false } });
+    assert.equal(leads.text.trim().split('\r\n').length - 1, summary.leads);
   });
 
   it("answers 404 for another workspace's book and 422 for a bad range", async () => {

@@ -17196,6 +17196,8 @@ export interface operations {
             query: {
                 /** @description The book's random_id. Another workspace's book answers 404. */
                 book_id: string;
+                /** @description Leave out the team's own rows: those of identified readers whose address is a workspace member's or listed (address or domain) in the analytics settings' `team_exclusions`. Default false. */
+                exclude_team?: boolean;
                 /** @description Only this identified reader. A viewer of another workspace matches nothing. */
                 viewer_id?: number;
                 /** @description Calendar days in `tz`: YYYY-MM-DD (one day), YYYY-MM-DD,YYYY-MM-DD (from the first day to the last, both included), today, 7d, 30d, 90d, 12mo or all. `7d`/`30d`/`90d` are the last N days with today; `12mo` runs from the day after the same date twelve months ago through today. Without `date`, all time. Anything else is a 422. */
@@ -17343,6 +17345,8 @@ export interface operations {
                 tz?: string;
                 /** @description Only visits that came through this tracked link (of this book; another matches nothing). */
                 tracked_link_id?: number;
+                /** @description Leave out the team's own rows: those of identified readers whose address is a workspace member's or listed (address or domain) in the analytics settings' `team_exclusions`. Default false. */
+                exclude_team?: boolean;
             };
             header?: never;
             path?: never;
@@ -17480,6 +17484,8 @@ export interface operations {
             query: {
                 /** @description The book's random_id. Another workspace's book answers 404. */
                 book_id: string;
+                /** @description Leave out the team's own rows: those of identified readers whose address is a workspace member's or listed (address or domain) in the analytics settings' `team_exclusions`. Default false. */
+                exclude_team?: boolean;
                 /** @description Calendar days in `tz`: YYYY-MM-DD (one day), YYYY-MM-DD,YYYY-MM-DD (from the first day to the last, both included), today, 7d, 30d, 90d, 12mo or all. `7d`/`30d`/`90d` are the last N days with today; `12mo` runs from the day after the same date twelve months ago through today. Without `date`, all time. Anything else is a 422. */
                 date?: string;
                 /** @description IANA time zone in which `date` days begin and end (e.g. `Europe/Paris`). Default `UTC`. */
@@ -17633,6 +17639,8 @@ export interface operations {
             query: {
                 /** @description The book's random_id. Another workspace's book answers 404. */
                 book_id: string;
+                /** @description Leave out the team's own rows: those of identified readers whose address is a workspace member's or listed (address or domain) in the analytics settings' `team_exclusions`. Default false. */
+                exclude_team?: boolean;
                 /** @description Only this identified reader. A viewer of another workspace matches nothing. */
                 viewer_id?: number;
                 /** @description Only this page. */
@@ -17792,6 +17800,8 @@ export interface operations {
                 tz?: string;
                 /** @description Only visits that came through this tracked link (of this book; another matches nothing). */
                 tracked_link_id?: number;
+                /** @description Leave out the team's own rows: those of identified readers whose address is a workspace member's or listed (address or domain) in the analytics settings' `team_exclusions`. Default false. */
+                exclude_team?: boolean;
             };
             header?: never;
             path?: never;
@@ -18052,6 +18062,8 @@ export interface operations {
                 tracked_link_id?: number;
                 /** @description Only this page. */
                 page_number?: number;
+                /** @description Leave out the team's own rows: those of identified readers whose address is a workspace member's or listed (address or domain) in the analytics settings' `team_exclusions`. Default false. */
+                exclude_team?: boolean;
             };
             header?: never;
             path?: never;
@@ -18169,6 +18181,8 @@ export interface operations {
             query: {
                 /** @description The book's random_id. Another workspace's book answers 404. */
                 book_id: string;
+                /** @description Leave out the team's own rows: those of identified readers whose address is a workspace member's or listed (address or domain) in the analytics settings' `team_exclusions`. Default false. */
+                exclude_team?: boolean;
                 /** @description Only this identified reader. A viewer of another workspace matches nothing. */
                 viewer_id?: number;
                 /** @description Only this reader session (one visit). */
@@ -18465,6 +18479,8 @@ export interface operations {
                 tracked_link_id?: number;
                 /** @description Only this identified reader. A viewer of another workspace matches nothing. */
                 viewer_id?: number;
+                /** @description Leave out the team's own rows: those of identified readers whose address is a workspace member's or listed (address or domain) in the analytics settings' `team_exclusions`. Default false. */
+                exclude_team?: boolean;
                 /** @description Start the file with a UTF-8 byte-order mark (default true: Excel then reads non-ASCII text correctly). `false` drops it. */
                 bom?: boolean;
             };
@@ -18580,6 +18596,8 @@ export interface operations {
                 viewer_id?: number;
                 /** @description Only visits that came through this tracked link (of this book; another matches nothing). */
                 tracked_link_id?: number;
+                /** @description Leave out the team's own rows: those of identified readers whose address is a workspace member's or listed (address or domain) in the analytics settings' `team_exclusions`. Default false. */
+                exclude_team?: boolean;
                 /** @description Start the file with a UTF-8 byte-order mark (default true: Excel then reads non-ASCII text correctly). `false` drops it. */
                 bom?: boolean;
             };
@@ -18696,6 +18714,8 @@ export interface operations {
                 /** @description Only visits that came through this tracked link (of this book; another matches nothing). */
                 tracked_link_id?: number;
                 event_type?: "access_requested" | "access_granted" | "access_rejected" | "document_downloaded" | "link_clicked" | "lead_form_submitted" | "form_widget_opened" | "checkout_widget_opened" | "checkout_redirect_clicked";
+                /** @description Leave out the team's own rows: those of identified readers whose address is a workspace member's or listed (address or domain) in the analytics settings' `team_exclusions`. Default false. */
+                exclude_team?: boolean;
                 /** @description Start the file with a UTF-8 byte-order mark (default true: Excel then reads non-ASCII text correctly). `false` drops it. */
                 bom?: boolean;
             };
@@ -18816,6 +18836,8 @@ export interface operations {
                 /** @description Only this page. */
                 page_number?: number;
                 event_type?: "session_started" | "page_segment_completed" | "link_clicked" | "document_downloaded" | "lead_form_submitted" | "form_widget_opened" | "checkout_widget_opened" | "checkout_redirect_clicked" | "session_ended";
+                /** @description Leave out the team's own rows: those of identified readers whose address is a workspace member's or listed (address or domain) in the analytics settings' `team_exclusions`. Default false. */
+                exclude_team?: boolean;
                 /** @description Start the file with a UTF-8 byte-order mark (default true: Excel then reads non-ASCII text correctly). `false` drops it. */
                 bom?: boolean;
             };
@@ -18931,6 +18953,8 @@ export interface operations {
                 tracked_link_id?: number;
                 /** @description Only this reader session (one visit). */
                 session_id?: string;
+                /** @description Leave out the team's own rows: those of identified readers whose address is a workspace member's or listed (address or domain) in the analytics settings' `team_exclusions`. Default false. */
+                exclude_team?: boolean;
                 /** @description Start the file with a UTF-8 byte-order mark (default true: Excel then reads non-ASCII text correctly). `false` drops it. */
                 bom?: boolean;
             };
@@ -19044,6 +19068,8 @@ export interface operations {
                 tz?: string;
                 /** @description Only visits that came through this tracked link (of this book; another matches nothing). */
                 tracked_link_id?: number;
+                /** @description Leave out the team's own rows: those of identified readers whose address is a workspace member's or listed (address or domain) in the analytics settings' `team_exclusions`. Default false. */
+                exclude_team?: boolean;
                 /** @description Start the file with a UTF-8 byte-order mark (default true: Excel then reads non-ASCII text correctly). `false` drops it. */
                 bom?: boolean;
             };
@@ -19163,6 +19189,8 @@ export interface operations {
                 tracked_link_id?: number;
                 /** @description Only this page. */
                 page_number?: number;
+                /** @description Leave out the team's own rows: those of identified readers whose address is a workspace member's or listed (address or domain) in the analytics settings' `team_exclusions`. Default false. */
+                exclude_team?: boolean;
                 /** @description Start the file with a UTF-8 byte-order mark (default true: Excel then reads non-ASCII text correctly). `false` drops it. */
                 bom?: boolean;
             };
@@ -19282,6 +19310,8 @@ export interface operations {
                 tracked_link_id?: number;
                 /** @description Also list each anonymous visit (default false). */
                 include_anonymous?: boolean;
+                /** @description Leave out the team's own rows: those of identified readers whose address is a workspace member's or listed (address or domain) in the analytics settings' `team_exclusions`. Default false. */
+                exclude_team?: boolean;
                 /** @description Start the file with a UTF-8 byte-order mark (default true: Excel then reads non-ASCII text correctly). `false` drops it. */
                 bom?: boolean;
             };

@@ -35,6 +35,8 @@ export interface AnalyticsQuery {
   source_host?: string | undefined;
   cursor?: string | undefined;
   limit?: number | undefined;
+  /** Leave out the team's own visits (members, and the addresses and domains of the analytics settings). */
+  exclude_team?: boolean | undefined;
 }
 
 export const DEFAULT_LIMIT = 100;
@@ -69,6 +71,7 @@ export class AnalyticsQueriesService {
       filter: {
         bookId: book.id, range, viewerId: q.viewer_id, trackedLinkId: q.tracked_link_id,
         sessionId: q.session_id, pageNumber: q.page_number, eventType: q.event_type,
+        excludeViewerIds: q.exclude_team ? await this.workspace.teamViewerIds(caller.workspaceId) : undefined,
       },
     };
   }

@@ -17,7 +17,7 @@
  * them to one book, so a book's screen shows the same figures.
  *
  * `exclude_team`: a visit, click or lead is the team's when its identified
- * reader's address is a member's (the people of the workspace), or is listed
+ * reader's address (a lead identifies its reader by the address typed) is a member's (the people of the workspace), or is listed
  * in the workspace's `team_exclusions`, or its domain is. Anonymous visits are
  * never the team's (nothing tells who they are).
  */
@@ -141,6 +141,14 @@ export class WorkspaceAnalyticsService {
     return this.settings(workspaceId);
   }
 
+  /** The workspace's identified readers who are the team: a member's address, a listed one, or of a listed domain. */
+  async teamViewerIds(workspaceId: number): Promise<number[]> {
+    const settings = await this.settings(workspaceId);
+    const s: Scope = { workspaceId, range: { from: null, to: null, tz: 'UTC' }, bookId: null, excludeTeam: true, teamList: settings.team_exclusions };
+    const rows = await this.reader.rows<{ id: unknown }>(sql`select tv.id from viewers tv where tv.workspace_id = ${workspaceId} and ${this.teamAddress(s, sql.raw('tv.email'))} order by tv.id`);
+    return rows.map((r) => num(r.id));
+  }
+
   /** The range in `tz`, or in the workspace's zone when none is given; the book resolved within the workspace. */
   private async scope(workspaceId: number, q: WorkspaceAnalyticsQuery, now?: Date): Promise<Scope> {
     const settings = await this.settings(workspaceId);
@@ -162,12 +170,7 @@ export class WorkspaceAnalyticsService {
     if (s.bookId !== null) parts.push(sql`${col('book_id')} = ${s.bookId}`);
     if (range.from) parts.push(sql`${col(timeColumn)} >= ${range.from.toISOString()}::timestamptz`);
     if (range.to) parts.push(sql`${col(timeColumn)} < ${range.to.toISOString()}::timestamptz`);
-    if (s.excludeTeam) {
-      const email = alias === 'l' ? sql.raw('l.email') : sql.raw('tv.email');
-      parts.push(alias === 'l'
-        ? sql`not ${this.teamAddress(s, email)}`
-        : sql`not exists (select 1 from viewers tv where tv.id = ${col('viewer_id')} and ${this.teamAddress(s, email)})`);
-    }
+    if (s.excludeTeam) parts.push(sql`not exists (select 1 from viewers tv where tv.id = ${col('viewer_id')} and ${this.teamAddress(s, sql.raw('tv.email'))})`);
     return sql.join(parts, sql` and `);
   }
 

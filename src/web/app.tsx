@@ -23,6 +23,9 @@ const ConnectedApps = lazy(() => import('./settings/connected-apps.tsx'));
 const OAuthApps = lazy(() => import('./settings/oauth-apps.tsx'));
 const OAuthConsent = lazy(() => import('./oauth/consent.tsx'));
 const OAuthDevice = lazy(() => import('./oauth/device.tsx'));
+// Analytics (issue 27): the screens live in src/web/analytics/.
+const AnalyticsOverview = lazy(() => import('./analytics/overview.tsx'));
+const BookAnalytics = lazy(() => import('./analytics/book.tsx'));
 
 // A mailed link exchanges its token and goes home: fetch home's chunk meanwhile.
 if (/^\/app\/(sign-in\/verify|invitations\/accept)\/?$/.test(location.pathname)) void Home.preload();
@@ -56,6 +59,9 @@ function Screens() {
           <Route path="/app/settings/oauth-apps" component={OAuthApps} />
           <Route path="/app/oauth/consent" component={OAuthConsent} />
           <Route path="/app/oauth/device" component={OAuthDevice} />
+          {/* Analytics (issue 27) */}
+          <Route path="/app/analytics" component={AnalyticsOverview} />
+          <Route path="/app/analytics/books/:id" component={BookAnalytics} />
           <Route default component={NotFound} />
         </Router>
       </Shell>

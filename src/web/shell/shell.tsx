@@ -55,6 +55,8 @@ export function Shell({ children }: { children: ComponentChildren }) {
         <nav class="app-nav" aria-label="Main">
           <ul>
             <li><NavLink href="/app" label="Home" /></li>
+            {/* Analytics (issue 27) */}
+            <li><NavLink href="/app/analytics" label="Analytics" /></li>
             <li>
               <span class="nav-group" id="nav-settings">Settings</span>
               <ul aria-labelledby="nav-settings">

@@ -6,7 +6,7 @@
  */
 import type { ComponentChildren } from 'preact';
 import { useLocation } from 'preact-iso/router';
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useEffect, useId, useRef, useState } from 'preact/hooks';
 import { call, type Problem, type Result } from '../api.ts';
 import { Button } from '../components/button.tsx';
 import { ErrorMessage } from '../components/error-message.tsx';
@@ -188,11 +188,12 @@ export function ViewsOverTime({ buckets, interval, today }: { buckets: Bucket[];
 
 /** A top list as a table (name, views, unique readers, reading time). */
 export function TopList({ title, empty, rows }: { title: string; empty: string; rows: { key: string; name: ComponentChildren; views: number; unique_readers: number; reading_seconds: number }[] }) {
+  const id = useId();
   return (
-    <section class="card" aria-label={title}>
-      <h2>{title}</h2>
+    <section class="card" aria-labelledby={id}>
+      <h2 id={id}>{title}</h2>
       {rows.length === 0 ? <p class="empty">{empty}</p> : (
-        <Table caption={title} hideCaption head={<tr><th scope="col">Name</th><th scope="col">Views</th><th scope="col">Unique readers</th><th scope="col">Reading time</th></tr>}>
+        <Table caption={`${title}: views, readers and reading time`} hideCaption head={<tr><th scope="col">Name</th><th scope="col">Views</th><th scope="col">Unique readers</th><th scope="col">Reading time</th></tr>}>
           {rows.map((r) => (
             <tr key={r.key}><th scope="row">{r.name}</th><td>{r.views}</td><td>{r.unique_readers}</td><td>{duration(r.reading_seconds)}</td></tr>
           ))}

@@ -19,6 +19,8 @@ import { assertAccessible, heading, launchWebBrowser, openApp, personIn, signInT
 import { insertLead, insertLink, insertViewer, insertVisit } from './analytics-seed.ts';
 
 const RANGE = '2026-03-02,2026-03-04';
+const BROWSER_UA = 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36';
+const LIVE = crypto.randomUUID();
 
 describe('analytics screens', { skip: WEB_SKIP }, () => {
   let svc: WebService;
@@ -143,6 +145,37 @@ describe('analytics screens', { skip: WEB_SKIP }, () => {
       assert.equal(csv.length - 1, pages.data.length);
       assert.match(csv[0]!, /page_number/);
       assert.deepEqual(tab.problems, []);
+    } finally {
+      await tab.close();
+    }
+  });
+
+  it('shows a live reader session, sent through the reader\'s event endpoint, in reading now and drops it when it ends', async () => {
+    const send = async (events: unknown[]) => {
+      const response = await fetch(`${svc.url}/read/${book.randomId}/events`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'user-agent': BROWSER_UA },
+        body: JSON.stringify({ session_id: LIVE, active_ms: 3000, events }),
+      });
+      assert.equal(response.status, 200, await response.text());
+    };
+    const tab = await openApp(browser);
+    try {
+      const { page } = tab;
+      await signInThroughScreen(page, svc, 'owner@acme.example');
+      await page.goto(`${svc.origin}/app/analytics/books/${book.randomId}`);
+      await heading(page, 'Analytics: Spring catalogue');
+      const shown = page.locator('[data-reading-now]');
+      await page.getByText('Reading now: 0 readers in this book').waitFor();
+      await send([{ seq: 0, type: 'session_started', at: Date.now() }, { seq: 1, type: 'page_segment_completed', page: 1, active_ms: 3000 }]);
+      assert.equal((await api('reading-now', { book_id: book.randomId })).data.sessions, 1);
+      await page.reload();
+      await page.getByText('Reading now: 1 reader in this book').waitFor();
+      assert.equal(await shown.getAttribute('data-reading-now'), '1');
+      await send([{ seq: 2, type: 'session_ended', exit_reason: 'closed' }]);
+      assert.equal((await api('reading-now', { book_id: book.randomId })).data.sessions, 0);
+      await page.reload();
+      await page.getByText('Reading now: 0 readers in this book').waitFor();
     } finally {
       await tab.close();
     }

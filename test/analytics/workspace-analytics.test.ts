@@ -114,7 +114,7 @@ describe('workspace analytics', () => {
   it('answers 403 without the Company plan or the analytics:read scope', async () => {
     const pro = await svc.workspace({ plan: 'pro' });
     const narrow = await svc.key(ws.id, ['books:read']);
-    for (const path of ['summary', 'views-over-time', 'top-books', 'top-tracked-links', 'top-embedding-sites']) {
+    for (const path of ['summary', 'views-over-time', 'top-books', 'top-tracked-links', 'top-embedding-sites', 'reading-now']) {
       const planned = await get(path, {}, pro.key);
       assert.equal(planned.status, 403, path);
       assert.equal(planned.body.error.type, 'PlanRestrictionException');
@@ -258,6 +258,28 @@ describe('workspace analytics', () => {
     assert.equal(lines.length - 1, kept.length);
     const leads = await svc.request('GET', `/v1/exports/books/${book_id}/leads`, { key: ws.key, query: { exclude_team: true, bom: false } });
     assert.equal(leads.text.trim().split('\r\n').length - 1, summary.leads);
+  });
+
+  it('reading now counts the open visits of the last two minutes, per book and without the team', async () => {
+    const db = svc.runtime.database.db;
+    const now = Date.now();
+    const live = (session: string, book: 'a' | 'b', viewer: string | null, agoMs: number) =>
+      insertVisit(svc, books[book]!, { session, viewerId: viewer ? viewerIds.get(viewer)! : null, linkId: null, at: new Date(now - agoMs), pages: [[1, 1000]] });
+    const before = (await get('reading-now')).body.data.sessions;
+    await live('live-a', 'a', null, 30_000);
+    await live('live-member', 'a', 'owner@team.example', 20_000);
+    await live('live-b', 'b', 'alice@example.com', 60_000);
+    const closed = await live('closed-a', 'a', null, 10_000);
+    await db.update(viewEvents).set({ exitReason: 'closed' }).where(eq(viewEvents.id, closed.viewEventId));
+    await live('stale-a', 'a', null, 5 * 60_000);
+    const res = await get('reading-now');
+    assert.equal(res.status, 200);
+    assert.equal(res.body.data.sessions - before, 3);
+    assert.equal(res.body.data.window_seconds, 120);
+    assert.equal((await get('reading-now', { book_id: books.a!.randomId })).body.data.sessions, 2);
+    assert.equal((await get('reading-now', { book_id: books.a!.randomId, exclude_team: true })).body.data.sessions, 1);
+    assert.equal((await get('reading-now', { book_id: books.b!.randomId })).body.data.sessions, 1);
+    assert.equal((await get('reading-now', {}, other.key)).body.data.sessions, 0);
   });
 
   it("answers 404 for another workspace's book and 422 for a bad range", async () => {

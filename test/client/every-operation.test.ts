@@ -259,6 +259,7 @@ describe(`every operation of openapi.json through the client (${operations.lengt
     await ok(client.GET('/v1/analytics/top-books', { params: { query: { limit: 5 } } }));
     await ok(client.GET('/v1/analytics/top-tracked-links', { params: { query: { book_id } } }));
     await ok(client.GET('/v1/analytics/top-embedding-sites', { params: { query: {} } }));
+    await ok(client.GET('/v1/analytics/reading-now', { params: { query: { book_id } } }));
     await ok(client.GET('/v1/analytics/settings'));
     await ok(client.PATCH('/v1/analytics/settings', { body: { time_zone: 'Europe/Paris', team_exclusions: ['acme.example'] } }));
 

@@ -9,7 +9,7 @@ import { Type, type TProperties, type TSchema } from 'typebox';
 import { authOf } from '../../platform/http/route-config.ts';
 import { Nullable } from '../../platform/http/schemas.ts';
 import { DATE_FORMS } from './date-range.ts';
-import { MAX_TEAM_EXCLUSIONS, type WorkspaceAnalyticsService } from './workspace-analytics.service.ts';
+import { MAX_TEAM_EXCLUSIONS, READING_NOW_WINDOW_S, type WorkspaceAnalyticsService } from './workspace-analytics.service.ts';
 
 const config = { scope: 'analytics:read' as const, feature: 'analytics' as const };
 const tags = ['Analytics'];
@@ -120,6 +120,18 @@ export const workspaceAnalyticsRoutes: FastifyPluginAsyncTypebox<{ workspace: Wo
     },
     config,
   }, async (request) => workspace.viewsOverTime(authOf(request).workspaceId, request.query));
+
+  app.get('/analytics/reading-now', {
+    schema: {
+      operationId: 'getReadingNow', tags, summary: 'Reader sessions open now',
+      description:
+        `Visits of the workspace (or of \`book_id\`) whose reader sent events in the last ${READING_NOW_WINDOW_S} seconds and has not closed the book (no \`session_ended\`). ` +
+        'The reader sends a batch every 10 s while something happens, so a reader idle on one page leaves the count after the window. Poll it (the application asks every 15 s).',
+      querystring: query({ book_id: base.book_id, exclude_team: base.exclude_team }),
+      response: ok(Type.Object({ sessions: Type.Integer(), window_seconds: Type.Integer(), at: Type.String({ format: 'date-time' }) }), { sessions: 3, window_seconds: READING_NOW_WINDOW_S, at: '2026-03-02T10:12:00.000Z' }),
+    },
+    config,
+  }, async (request) => workspace.readingNow(authOf(request).workspaceId, request.query));
 
   app.get('/analytics/top-books', {
     schema: {

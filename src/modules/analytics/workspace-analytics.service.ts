@@ -72,6 +72,8 @@ interface Scope {
 }
 
 const DAY_MS = 86_400_000;
+/** How recent a visit's last batch must be for it to count as reading now. */
+export const READING_NOW_WINDOW_S = 120;
 
 /** The civil date (YYYY-MM-DD) of an instant in a zone. */
 function civilDate(instant: Date, tz: string): string {
@@ -234,6 +236,21 @@ export class WorkspaceAnalyticsService {
       data.push({ period, views: num(r?.views), unique_readers: num(r?.unique_readers), reading_seconds: num(r?.reading_seconds) });
     }
     return { data, meta: { interval, time_zone: tz, today: civilDate(now, tz) } };
+  }
+
+  /**
+   * Visits open now: a batch arrived in the last READING_NOW_WINDOW_S seconds
+   * (the reader sends one every 10 s while events happen) and the visit has
+   * not ended (no `session_ended` yet). A reader idle on one page sends
+   * nothing, so it leaves the count after the window.
+   */
+  async readingNow(workspaceId: number, q: Pick<WorkspaceAnalyticsQuery, 'book_id' | 'exclude_team'>, now: Date = new Date()) {
+    const s = await this.scope(workspaceId, { book_id: q.book_id, exclude_team: q.exclude_team });
+    const since = new Date(now.getTime() - READING_NOW_WINDOW_S * 1000).toISOString();
+    const [row] = await this.reader.rows<{ n: unknown }>(sql`
+      select count(*) as n from view_events ve
+      where ${this.where(s, 've', 'recorded_at')} and ve.updated_at >= ${since}::timestamptz and ve.exit_reason is null`);
+    return { data: { sessions: num(row?.n), window_seconds: READING_NOW_WINDOW_S, at: now.toISOString() } };
   }
 
   async topBooks(workspaceId: number, q: WorkspaceAnalyticsQuery & { limit?: number | undefined }) {

@@ -10,7 +10,7 @@ import { Page } from '../components/page.tsx';
 import { Table } from '../components/table.tsx';
 import { formatDateTime } from '../format.ts';
 import { duration, rangeHref } from './range.ts';
-import { Figures, Problems, RangeBar, ViewsOverTime, Wait, callWhole, useQuery, useRange } from './widgets.tsx';
+import { Figures, Problems, RangeBar, ReadingNow, ViewsOverTime, Wait, callWhole, useQuery, useRange } from './widgets.tsx';
 
 const EXPORTS = [
   ['analytics', 'Daily summary'], ['interaction-events', 'Interaction events'], ['audit-log', 'Audit log'], ['access-audit', 'Access audit'],
@@ -41,6 +41,7 @@ export default function BookAnalytics() {
       {planned ? <Problems problem={summary.problem} what="figures" /> : (
         <>
           <RangeBar state={state} onChange={setState} timeZone={summary.data?.meta.time_zone} />
+          <ReadingNow bookId={bookId} excludeTeam={state.excludeTeam} />
           <div aria-live="polite" aria-busy={summary.loading}>
             <Wait loading={summary.loading && !summary.data} what="figures" />
             <Problems problem={summary.problem} what="figures" />

@@ -2,7 +2,7 @@
 import { client } from '../api.ts';
 import { Page } from '../components/page.tsx';
 import { rangeHref } from './range.ts';
-import { Figures, Problems, RangeBar, TopList, ViewsOverTime, Wait, callWhole, useQuery, useRange } from './widgets.tsx';
+import { Figures, Problems, RangeBar, ReadingNow, TopList, ViewsOverTime, Wait, callWhole, useQuery, useRange } from './widgets.tsx';
 
 export default function AnalyticsOverview() {
   const [state, setState] = useRange();
@@ -19,6 +19,7 @@ export default function AnalyticsOverview() {
       {planned ? <Problems problem={summary.problem} what="figures" /> : (
         <>
           <RangeBar state={state} onChange={setState} timeZone={summary.data?.meta.time_zone} />
+          <ReadingNow excludeTeam={state.excludeTeam} />
           <div aria-live="polite" aria-busy={summary.loading}>
             <Wait loading={summary.loading && !summary.data} what="figures" />
             <Problems problem={summary.problem} what="figures" />

@@ -7,7 +7,7 @@
 import type { ComponentChildren } from 'preact';
 import { useLocation } from 'preact-iso/router';
 import { useEffect, useId, useRef, useState } from 'preact/hooks';
-import { call, type Problem, type Result } from '../api.ts';
+import { call, client, type Problem, type Result } from '../api.ts';
 import { Button } from '../components/button.tsx';
 import { ErrorMessage } from '../components/error-message.tsx';
 import { Loading } from '../components/loading.tsx';
@@ -221,4 +221,26 @@ export function Problems({ problem, what }: { problem: Problem | null; what: str
 
 export function Wait({ loading, what }: { loading: boolean; what: string }) {
   return loading ? <Loading what={what} /> : null;
+}
+
+/** READING_NOW_POLL_MS: a short poll (see docs/analytics-screens.md for why not server-sent events). */
+export const READING_NOW_POLL_MS = 15_000;
+
+/** The open reader sessions of the workspace or a book, read again every 15 s while the screen is open. */
+export function ReadingNow({ bookId, excludeTeam }: { bookId?: string; excludeTeam: boolean }) {
+  const [tick, setTick] = useState(0);
+  useEffect(() => {
+    const timer = window.setInterval(() => setTick((n) => n + 1), READING_NOW_POLL_MS);
+    return () => window.clearInterval(timer);
+  }, []);
+  const query = { exclude_team: excludeTeam, ...(bookId ? { book_id: bookId } : {}) };
+  const now = useQuery(`${JSON.stringify(query)}#${tick}`, () => call(client.GET('/v1/analytics/reading-now', { params: { query } })));
+  if (now.problem && !now.data) return <Problems problem={now.problem} what="readers reading now" />;
+  if (!now.data) return null;
+  return (
+    <p class="analytics-now" role="status" data-reading-now={now.data.sessions}>
+      <span class="analytics-now-dot" aria-hidden="true" />
+      Reading now: <strong>{now.data.sessions}</strong> {now.data.sessions === 1 ? 'reader' : 'readers'} {bookId ? 'in this book' : 'in the workspace'}
+    </p>
+  );
 }

@@ -29,6 +29,9 @@ const BookPage = lazy(() => import('./books/book.tsx'));
 const Upload = lazy(() => import('./upload/upload.tsx'));
 const ReaderSettings = lazy(() => import('./books/reader-settings.tsx'));
 const Share = lazy(() => import('./share/share.tsx'));
+// Analytics (issue 27): the screens live in src/web/analytics/.
+const AnalyticsOverview = lazy(() => import('./analytics/overview.tsx'));
+const BookAnalytics = lazy(() => import('./analytics/book.tsx'));
 
 // A mailed link exchanges its token and goes home: fetch home's chunk meanwhile.
 if (/^\/app\/(sign-in\/verify|invitations\/accept)\/?$/.test(location.pathname)) void Home.preload();
@@ -68,6 +71,9 @@ function Screens() {
           <Route path="/app/books/:bookId/settings" component={ReaderSettings} />
           <Route path="/app/books/:bookId/share" component={Share} />
           <Route path="/app/upload" component={Upload} />
+          {/* Analytics (issue 27) */}
+          <Route path="/app/analytics" component={AnalyticsOverview} />
+          <Route path="/app/analytics/books/:id" component={BookAnalytics} />
           <Route default component={NotFound} />
         </Router>
       </Shell>

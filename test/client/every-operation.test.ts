@@ -254,6 +254,15 @@ describe(`every operation of openapi.json through the client (${operations.lengt
     assert.equal((await ok(client.GET('/v1/analytics/reading-session-pages', { params: { query: { book_id, view_event_id: 1 } } }))).meta.found, false);
     // No reader has visited yet: the session is unknown.
     await answered([404], client.GET('/v1/analytics/reader-journey', { params: { query: { session_id: 'no-such-visit' } } }));
+    // The workspace-level operations and the analytics settings.
+    await ok(client.GET('/v1/analytics/summary', { params: { query: { date: '30d', exclude_team: true } } }));
+    await ok(client.GET('/v1/analytics/views-over-time', { params: { query: { book_id, date: '7d' } } }));
+    await ok(client.GET('/v1/analytics/top-books', { params: { query: { limit: 5 } } }));
+    await ok(client.GET('/v1/analytics/top-tracked-links', { params: { query: { book_id } } }));
+    await ok(client.GET('/v1/analytics/top-embedding-sites', { params: { query: {} } }));
+    await ok(client.GET('/v1/analytics/reading-now', { params: { query: { book_id } } }));
+    await ok(client.GET('/v1/analytics/settings'));
+    await ok(client.PATCH('/v1/analytics/settings', { body: { time_zone: 'Europe/Paris', team_exclusions: ['acme.example'] } }));
 
     const path_ = { path: { book: book.random_id } };
     const csv = [

@@ -1781,6 +1781,193 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/analytics/settings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The workspace's analytics settings
+         * @description The time zone analytics days begin in by default, and the addresses and domains counted as the team. On every plan.
+         *
+         *     **Scope:** `analytics:read`.
+         *
+         *     **Scope:** `analytics:read`.
+         */
+        get: operations["getAnalyticsSettings"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /**
+         * Change the workspace's analytics settings
+         * @description `time_zone` must be an IANA name (422 otherwise). `team_exclusions` replaces the list: each entry an address or a domain (a leading `@` is dropped), stored lower case without duplicates, at most 200; an entry that is neither is a 422 naming it. Left-out fields keep their values.
+         *
+         *     **Scope:** `workspace:write`.
+         *     **Idempotency:** send `Idempotency-Key` to make a retry safe; the first 2xx response is replayed for 24 hours with `X-Idempotent-Replay: true`.
+         */
+        patch: operations["updateAnalyticsSettings"];
+        trace?: never;
+    };
+    "/v1/analytics/summary": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The workspace's (or a book's) figures over a range
+         * @description Views, unique readers, reading time, leads and link clicks over the range; `meta.previous` has the same figures for the period of the same number of days just before (null for all time). A visit counts in the range its visit began in; link clicks when they occurred; leads when submitted. `date` days begin in `tz`, by default the workspace's `time_zone` (GET /analytics/settings). `exclude_team=true` leaves out the visits, clicks and leads of identified readers whose address is a member's or listed in the settings' `team_exclusions` (by address or domain).
+         *
+         *     **Scope:** `analytics:read`.
+         *     **Plan:** company (Reader analytics operations (/analytics/*)).
+         *
+         *     **Scope:** `analytics:read`.
+         *     **Plan:** company (Reader analytics operations (/analytics/*)).
+         */
+        get: operations["getAnalyticsSummary"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/analytics/views-over-time": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Visits per day, week or month
+         * @description Every bucket of the range (zeros included), oldest first; `period` is its first day in `tz`. `interval` defaults to `day` up to 92 days, `week` (from Monday) up to 400, `month` beyond; all time starts at the first visit. `meta.today` is the current day in `tz`. A visit counts in the range its visit began in; link clicks when they occurred; leads when submitted. `date` days begin in `tz`, by default the workspace's `time_zone` (GET /analytics/settings). `exclude_team=true` leaves out the visits, clicks and leads of identified readers whose address is a member's or listed in the settings' `team_exclusions` (by address or domain).
+         *
+         *     **Scope:** `analytics:read`.
+         *     **Plan:** company (Reader analytics operations (/analytics/*)).
+         *
+         *     **Scope:** `analytics:read`.
+         *     **Plan:** company (Reader analytics operations (/analytics/*)).
+         */
+        get: operations["getViewsOverTime"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/analytics/reading-now": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Reader sessions open now
+         * @description Visits of the workspace (or of `book_id`) whose reader sent events in the last 120 seconds and has not closed the book (no `session_ended`). The reader sends a batch every 10 s while something happens, so a reader idle on one page leaves the count after the window. Poll it (the application asks every 15 s).
+         *
+         *     **Scope:** `analytics:read`.
+         *     **Plan:** company (Reader analytics operations (/analytics/*)).
+         *
+         *     **Scope:** `analytics:read`.
+         *     **Plan:** company (Reader analytics operations (/analytics/*)).
+         */
+        get: operations["getReadingNow"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/analytics/top-books": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The most visited books
+         * @description Books by visits in the range, most first (ties by age). A visit counts in the range its visit began in; link clicks when they occurred; leads when submitted. `date` days begin in `tz`, by default the workspace's `time_zone` (GET /analytics/settings). `exclude_team=true` leaves out the visits, clicks and leads of identified readers whose address is a member's or listed in the settings' `team_exclusions` (by address or domain).
+         *
+         *     **Scope:** `analytics:read`.
+         *     **Plan:** company (Reader analytics operations (/analytics/*)).
+         *
+         *     **Scope:** `analytics:read`.
+         *     **Plan:** company (Reader analytics operations (/analytics/*)).
+         */
+        get: operations["getTopBooks"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/analytics/top-tracked-links": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The tracked links that brought the most visits
+         * @description Tracked links by visits in the range, most first. A visit counts in the range its visit began in; link clicks when they occurred; leads when submitted. `date` days begin in `tz`, by default the workspace's `time_zone` (GET /analytics/settings). `exclude_team=true` leaves out the visits, clicks and leads of identified readers whose address is a member's or listed in the settings' `team_exclusions` (by address or domain).
+         *
+         *     **Scope:** `analytics:read`.
+         *     **Plan:** company (Reader analytics operations (/analytics/*)).
+         *
+         *     **Scope:** `analytics:read`.
+         *     **Plan:** company (Reader analytics operations (/analytics/*)).
+         */
+        get: operations["getTopTrackedLinks"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/analytics/top-embedding-sites": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The sites embedding the books that brought the most visits
+         * @description Hosts of the pages the books were embedded in (visits `from_embedded` with a `source_host`), by visits in the range, most first. A visit counts in the range its visit began in; link clicks when they occurred; leads when submitted. `date` days begin in `tz`, by default the workspace's `time_zone` (GET /analytics/settings). `exclude_team=true` leaves out the visits, clicks and leads of identified readers whose address is a member's or listed in the settings' `team_exclusions` (by address or domain).
+         *
+         *     **Scope:** `analytics:read`.
+         *     **Plan:** company (Reader analytics operations (/analytics/*)).
+         *
+         *     **Scope:** `analytics:read`.
+         *     **Plan:** company (Reader analytics operations (/analytics/*)).
+         */
+        get: operations["getTopEmbeddingSites"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/analytics/audit-log": {
         parameters: {
             query?: never;
@@ -16280,11 +16467,1025 @@ export interface operations {
             };
         };
     };
+    getAnalyticsSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "time_zone": "Europe/Paris",
+                     *         "team_exclusions": [
+                     *           "acme.com",
+                     *           "agency@partner.example"
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: {
+                            /** @description IANA time zone the analytics days begin in when a call gives no `tz`. */
+                            time_zone: string;
+                            /** @description Addresses (ann@acme.com) and domains (acme.com) whose readers `exclude_team` leaves out, besides the workspace's members. */
+                            team_exclusions: string[];
+                        };
+                    };
+                };
+            };
+            /** @description Bad request (BadRequestException): malformed JSON or URL, a JSON body nested more than 64 levels, a malformed multipart body, a percent-encoded `api_key` name, or a request the operation cannot take. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The API key is missing, wrong or revoked (AuthenticationException). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The key lacks the scope (AuthorizationException; details list required_scope and granted_scopes) or the plan lacks the feature (PlanRestrictionException). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Validation failed (ValidationException; details map each field to its messages: schema rules, NUL characters or unpaired surrogates in any text, numbers out of range), or an Idempotency-Key reused with another request (IdempotencyKeyReusedException). */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit exceeded (RateLimitException); Retry-After gives the seconds to wait. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected error (InternalServerError); no internal detail is returned. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    updateAnalyticsSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    time_zone?: string;
+                    team_exclusions?: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "time_zone": "Europe/Paris",
+                     *         "team_exclusions": [
+                     *           "acme.com",
+                     *           "agency@partner.example"
+                     *         ]
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: {
+                            /** @description IANA time zone the analytics days begin in when a call gives no `tz`. */
+                            time_zone: string;
+                            /** @description Addresses (ann@acme.com) and domains (acme.com) whose readers `exclude_team` leaves out, besides the workspace's members. */
+                            team_exclusions: string[];
+                        };
+                    };
+                };
+            };
+            /** @description Bad request (BadRequestException): malformed JSON or URL, a JSON body nested more than 64 levels, a malformed multipart body, a percent-encoded `api_key` name, or a request the operation cannot take. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The API key is missing, wrong or revoked (AuthenticationException). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The key lacks the scope (AuthorizationException; details list required_scope and granted_scopes) or the plan lacks the feature (PlanRestrictionException). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Conflict (ConflictException, IdempotencyInProgressException). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The body is larger than accepted (PayloadTooLargeException). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unsupported Content-Type (UnsupportedMediaTypeException); the message quotes the type sent. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Validation failed (ValidationException; details map each field to its messages: schema rules, NUL characters or unpaired surrogates in any text, numbers out of range), or an Idempotency-Key reused with another request (IdempotencyKeyReusedException). */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit exceeded (RateLimitException); Retry-After gives the seconds to wait. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected error (InternalServerError); no internal detail is returned. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getAnalyticsSummary: {
+        parameters: {
+            query?: {
+                /** @description Calendar days in `tz`: YYYY-MM-DD (one day), YYYY-MM-DD,YYYY-MM-DD (from the first day to the last, both included), today, 7d, 30d, 90d, 12mo or all. Without it, all time. */
+                date?: string;
+                /** @description IANA time zone in which `date` days begin and buckets are cut. Default: the workspace's `time_zone`. */
+                tz?: string;
+                /** @description Only this book (its random_id). Another workspace's book answers 404. */
+                book_id?: string;
+                /** @description Leave out the team's own visits, clicks and leads (members and the settings' team_exclusions). Default false. */
+                exclude_team?: boolean;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "views": 1200,
+                     *         "unique_readers": 950,
+                     *         "reading_seconds": 86400,
+                     *         "leads": 31,
+                     *         "link_clicks": 210
+                     *       },
+                     *       "meta": {
+                     *         "time_zone": "Europe/Paris",
+                     *         "from": "2026-02-28T23:00:00.000Z",
+                     *         "to": "2026-03-30T22:00:00.000Z",
+                     *         "previous": {
+                     *           "from": "2026-01-29T23:00:00.000Z",
+                     *           "to": "2026-02-28T23:00:00.000Z",
+                     *           "views": 1200,
+                     *           "unique_readers": 950,
+                     *           "reading_seconds": 86400,
+                     *           "leads": 31,
+                     *           "link_clicks": 210
+                     *         }
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: {
+                            /** @description Visits (view events) that began in the range. */
+                            views: number;
+                            /** @description Distinct readers: an identified viewer, or an anonymous visit. */
+                            unique_readers: number;
+                            /** @description The visits' active reading time (sum of duration_seconds). */
+                            reading_seconds: number;
+                            /** @description Lead forms submitted in the range. */
+                            leads: number;
+                            /** @description `link_clicked` interaction events in the range. */
+                            link_clicks: number;
+                        };
+                        meta: {
+                            time_zone: string;
+                            from: string | null;
+                            to: string | null;
+                            previous: {
+                                /** Format: date-time */
+                                from: string;
+                                /** Format: date-time */
+                                to: string;
+                                /** @description Visits (view events) that began in the range. */
+                                views: number;
+                                /** @description Distinct readers: an identified viewer, or an anonymous visit. */
+                                unique_readers: number;
+                                /** @description The visits' active reading time (sum of duration_seconds). */
+                                reading_seconds: number;
+                                /** @description Lead forms submitted in the range. */
+                                leads: number;
+                                /** @description `link_clicked` interaction events in the range. */
+                                link_clicks: number;
+                            } | null;
+                        };
+                    };
+                };
+            };
+            /** @description Bad request (BadRequestException): malformed JSON or URL, a JSON body nested more than 64 levels, a malformed multipart body, a percent-encoded `api_key` name, or a request the operation cannot take. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The API key is missing, wrong or revoked (AuthenticationException). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The key lacks the scope (AuthorizationException; details list required_scope and granted_scopes) or the plan lacks the feature (PlanRestrictionException). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The book (book_id) is not one of this workspace's (ModelNotFoundException), exactly like a missing one. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Validation failed (ValidationException; details map each field to its messages: schema rules, NUL characters or unpaired surrogates in any text, numbers out of range), or an Idempotency-Key reused with another request (IdempotencyKeyReusedException). */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit exceeded (RateLimitException); Retry-After gives the seconds to wait. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected error (InternalServerError); no internal detail is returned. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The query ran longer than ANALYTICS_STATEMENT_TIMEOUT_MS and was stopped (ServiceUnavailableException): narrow the date range. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getViewsOverTime: {
+        parameters: {
+            query?: {
+                /** @description Calendar days in `tz`: YYYY-MM-DD (one day), YYYY-MM-DD,YYYY-MM-DD (from the first day to the last, both included), today, 7d, 30d, 90d, 12mo or all. Without it, all time. */
+                date?: string;
+                /** @description IANA time zone in which `date` days begin and buckets are cut. Default: the workspace's `time_zone`. */
+                tz?: string;
+                /** @description Only this book (its random_id). Another workspace's book answers 404. */
+                book_id?: string;
+                /** @description Leave out the team's own visits, clicks and leads (members and the settings' team_exclusions). Default false. */
+                exclude_team?: boolean;
+                /** @description Bucket size; default from the range's length. */
+                interval?: "day" | "week" | "month";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "period": "2026-03-02",
+                     *           "views": 40,
+                     *           "unique_readers": 35,
+                     *           "reading_seconds": 2900
+                     *         }
+                     *       ],
+                     *       "meta": {
+                     *         "interval": "day",
+                     *         "time_zone": "Europe/Paris",
+                     *         "today": "2026-03-02"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: {
+                            /** @description YYYY-MM-DD, the first day of the bucket. */
+                            period: string;
+                            /** @description Visits (view events) that began in the range. */
+                            views: number;
+                            /** @description Distinct readers: an identified viewer, or an anonymous visit. */
+                            unique_readers: number;
+                            /** @description The visits' active reading time (sum of duration_seconds). */
+                            reading_seconds: number;
+                        }[];
+                        meta: {
+                            interval: string;
+                            time_zone: string;
+                            today: string;
+                        };
+                    };
+                };
+            };
+            /** @description Bad request (BadRequestException): malformed JSON or URL, a JSON body nested more than 64 levels, a malformed multipart body, a percent-encoded `api_key` name, or a request the operation cannot take. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The API key is missing, wrong or revoked (AuthenticationException). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The key lacks the scope (AuthorizationException; details list required_scope and granted_scopes) or the plan lacks the feature (PlanRestrictionException). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The book (book_id) is not one of this workspace's (ModelNotFoundException), exactly like a missing one. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Validation failed (ValidationException; details map each field to its messages: schema rules, NUL characters or unpaired surrogates in any text, numbers out of range), or an Idempotency-Key reused with another request (IdempotencyKeyReusedException). */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit exceeded (RateLimitException); Retry-After gives the seconds to wait. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected error (InternalServerError); no internal detail is returned. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The query ran longer than ANALYTICS_STATEMENT_TIMEOUT_MS and was stopped (ServiceUnavailableException): narrow the date range. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getReadingNow: {
+        parameters: {
+            query?: {
+                /** @description Only this book (its random_id). Another workspace's book answers 404. */
+                book_id?: string;
+                /** @description Leave out the team's own visits, clicks and leads (members and the settings' team_exclusions). Default false. */
+                exclude_team?: boolean;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "sessions": 3,
+                     *         "window_seconds": 120,
+                     *         "at": "2026-03-02T10:12:00.000Z"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: {
+                            sessions: number;
+                            window_seconds: number;
+                            /** Format: date-time */
+                            at: string;
+                        };
+                    };
+                };
+            };
+            /** @description Bad request (BadRequestException): malformed JSON or URL, a JSON body nested more than 64 levels, a malformed multipart body, a percent-encoded `api_key` name, or a request the operation cannot take. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The API key is missing, wrong or revoked (AuthenticationException). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The key lacks the scope (AuthorizationException; details list required_scope and granted_scopes) or the plan lacks the feature (PlanRestrictionException). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The book (book_id) is not one of this workspace's (ModelNotFoundException), exactly like a missing one. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Validation failed (ValidationException; details map each field to its messages: schema rules, NUL characters or unpaired surrogates in any text, numbers out of range), or an Idempotency-Key reused with another request (IdempotencyKeyReusedException). */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit exceeded (RateLimitException); Retry-After gives the seconds to wait. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected error (InternalServerError); no internal detail is returned. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The query ran longer than ANALYTICS_STATEMENT_TIMEOUT_MS and was stopped (ServiceUnavailableException): narrow the date range. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getTopBooks: {
+        parameters: {
+            query?: {
+                /** @description Calendar days in `tz`: YYYY-MM-DD (one day), YYYY-MM-DD,YYYY-MM-DD (from the first day to the last, both included), today, 7d, 30d, 90d, 12mo or all. Without it, all time. */
+                date?: string;
+                /** @description IANA time zone in which `date` days begin and buckets are cut. Default: the workspace's `time_zone`. */
+                tz?: string;
+                /** @description Only this book (its random_id). Another workspace's book answers 404. */
+                book_id?: string;
+                /** @description Leave out the team's own visits, clicks and leads (members and the settings' team_exclusions). Default false. */
+                exclude_team?: boolean;
+                /** @description How many, 1-100; default 10. */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "book_id": "q0bS0fGx2t9M1cFqR7xN2A",
+                     *           "name": "Spring catalogue",
+                     *           "views": 420,
+                     *           "unique_readers": 380,
+                     *           "reading_seconds": 30100
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        data: {
+                            book_id: string;
+                            name: string;
+                            /** @description Visits (view events) that began in the range. */
+                            views: number;
+                            /** @description Distinct readers: an identified viewer, or an anonymous visit. */
+                            unique_readers: number;
+                            /** @description The visits' active reading time (sum of duration_seconds). */
+                            reading_seconds: number;
+                        }[];
+                    };
+                };
+            };
+            /** @description Bad request (BadRequestException): malformed JSON or URL, a JSON body nested more than 64 levels, a malformed multipart body, a percent-encoded `api_key` name, or a request the operation cannot take. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The API key is missing, wrong or revoked (AuthenticationException). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The key lacks the scope (AuthorizationException; details list required_scope and granted_scopes) or the plan lacks the feature (PlanRestrictionException). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The book (book_id) is not one of this workspace's (ModelNotFoundException), exactly like a missing one. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Validation failed (ValidationException; details map each field to its messages: schema rules, NUL characters or unpaired surrogates in any text, numbers out of range), or an Idempotency-Key reused with another request (IdempotencyKeyReusedException). */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit exceeded (RateLimitException); Retry-After gives the seconds to wait. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected error (InternalServerError); no internal detail is returned. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The query ran longer than ANALYTICS_STATEMENT_TIMEOUT_MS and was stopped (ServiceUnavailableException): narrow the date range. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getTopTrackedLinks: {
+        parameters: {
+            query?: {
+                /** @description Calendar days in `tz`: YYYY-MM-DD (one day), YYYY-MM-DD,YYYY-MM-DD (from the first day to the last, both included), today, 7d, 30d, 90d, 12mo or all. Without it, all time. */
+                date?: string;
+                /** @description IANA time zone in which `date` days begin and buckets are cut. Default: the workspace's `time_zone`. */
+                tz?: string;
+                /** @description Only this book (its random_id). Another workspace's book answers 404. */
+                book_id?: string;
+                /** @description Leave out the team's own visits, clicks and leads (members and the settings' team_exclusions). Default false. */
+                exclude_team?: boolean;
+                /** @description How many, 1-100; default 10. */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "tracked_link_id": 12,
+                     *           "name": "March newsletter",
+                     *           "slug": "march",
+                     *           "book_id": "q0bS0fGx2t9M1cFqR7xN2A",
+                     *           "book_name": "Spring catalogue",
+                     *           "views": 120,
+                     *           "unique_readers": 110,
+                     *           "reading_seconds": 8000
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        data: {
+                            tracked_link_id: number;
+                            name: string;
+                            slug: string;
+                            book_id: string;
+                            book_name: string;
+                            /** @description Visits (view events) that began in the range. */
+                            views: number;
+                            /** @description Distinct readers: an identified viewer, or an anonymous visit. */
+                            unique_readers: number;
+                            /** @description The visits' active reading time (sum of duration_seconds). */
+                            reading_seconds: number;
+                        }[];
+                    };
+                };
+            };
+            /** @description Bad request (BadRequestException): malformed JSON or URL, a JSON body nested more than 64 levels, a malformed multipart body, a percent-encoded `api_key` name, or a request the operation cannot take. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The API key is missing, wrong or revoked (AuthenticationException). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The key lacks the scope (AuthorizationException; details list required_scope and granted_scopes) or the plan lacks the feature (PlanRestrictionException). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The book (book_id) is not one of this workspace's (ModelNotFoundException), exactly like a missing one. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Validation failed (ValidationException; details map each field to its messages: schema rules, NUL characters or unpaired surrogates in any text, numbers out of range), or an Idempotency-Key reused with another request (IdempotencyKeyReusedException). */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit exceeded (RateLimitException); Retry-After gives the seconds to wait. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected error (InternalServerError); no internal detail is returned. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The query ran longer than ANALYTICS_STATEMENT_TIMEOUT_MS and was stopped (ServiceUnavailableException): narrow the date range. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getTopEmbeddingSites: {
+        parameters: {
+            query?: {
+                /** @description Calendar days in `tz`: YYYY-MM-DD (one day), YYYY-MM-DD,YYYY-MM-DD (from the first day to the last, both included), today, 7d, 30d, 90d, 12mo or all. Without it, all time. */
+                date?: string;
+                /** @description IANA time zone in which `date` days begin and buckets are cut. Default: the workspace's `time_zone`. */
+                tz?: string;
+                /** @description Only this book (its random_id). Another workspace's book answers 404. */
+                book_id?: string;
+                /** @description Leave out the team's own visits, clicks and leads (members and the settings' team_exclusions). Default false. */
+                exclude_team?: boolean;
+                /** @description How many, 1-100; default 10. */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "host": "shop.example.com",
+                     *           "views": 80,
+                     *           "unique_readers": 75,
+                     *           "reading_seconds": 5100
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        data: {
+                            host: string;
+                            /** @description Visits (view events) that began in the range. */
+                            views: number;
+                            /** @description Distinct readers: an identified viewer, or an anonymous visit. */
+                            unique_readers: number;
+                            /** @description The visits' active reading time (sum of duration_seconds). */
+                            reading_seconds: number;
+                        }[];
+                    };
+                };
+            };
+            /** @description Bad request (BadRequestException): malformed JSON or URL, a JSON body nested more than 64 levels, a malformed multipart body, a percent-encoded `api_key` name, or a request the operation cannot take. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The API key is missing, wrong or revoked (AuthenticationException). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The key lacks the scope (AuthorizationException; details list required_scope and granted_scopes) or the plan lacks the feature (PlanRestrictionException). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The book (book_id) is not one of this workspace's (ModelNotFoundException), exactly like a missing one. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Validation failed (ValidationException; details map each field to its messages: schema rules, NUL characters or unpaired surrogates in any text, numbers out of range), or an Idempotency-Key reused with another request (IdempotencyKeyReusedException). */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit exceeded (RateLimitException); Retry-After gives the seconds to wait. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected error (InternalServerError); no internal detail is returned. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The query ran longer than ANALYTICS_STATEMENT_TIMEOUT_MS and was stopped (ServiceUnavailableException): narrow the date range. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
     getAuditLog: {
         parameters: {
             query: {
                 /** @description The book's random_id. Another workspace's book answers 404. */
                 book_id: string;
+                /** @description Leave out the team's own rows: those of identified readers whose address is a workspace member's or listed (address or domain) in the analytics settings' `team_exclusions`. Default false. */
+                exclude_team?: boolean;
                 /** @description Only this identified reader. A viewer of another workspace matches nothing. */
                 viewer_id?: number;
                 /** @description Calendar days in `tz`: YYYY-MM-DD (one day), YYYY-MM-DD,YYYY-MM-DD (from the first day to the last, both included), today, 7d, 30d, 90d, 12mo or all. `7d`/`30d`/`90d` are the last N days with today; `12mo` runs from the day after the same date twelve months ago through today. Without `date`, all time. Anything else is a 422. */
@@ -16432,6 +17633,8 @@ export interface operations {
                 tz?: string;
                 /** @description Only visits that came through this tracked link (of this book; another matches nothing). */
                 tracked_link_id?: number;
+                /** @description Leave out the team's own rows: those of identified readers whose address is a workspace member's or listed (address or domain) in the analytics settings' `team_exclusions`. Default false. */
+                exclude_team?: boolean;
             };
             header?: never;
             path?: never;
@@ -16569,6 +17772,8 @@ export interface operations {
             query: {
                 /** @description The book's random_id. Another workspace's book answers 404. */
                 book_id: string;
+                /** @description Leave out the team's own rows: those of identified readers whose address is a workspace member's or listed (address or domain) in the analytics settings' `team_exclusions`. Default false. */
+                exclude_team?: boolean;
                 /** @description Calendar days in `tz`: YYYY-MM-DD (one day), YYYY-MM-DD,YYYY-MM-DD (from the first day to the last, both included), today, 7d, 30d, 90d, 12mo or all. `7d`/`30d`/`90d` are the last N days with today; `12mo` runs from the day after the same date twelve months ago through today. Without `date`, all time. Anything else is a 422. */
                 date?: string;
                 /** @description IANA time zone in which `date` days begin and end (e.g. `Europe/Paris`). Default `UTC`. */
@@ -16722,6 +17927,8 @@ export interface operations {
             query: {
                 /** @description The book's random_id. Another workspace's book answers 404. */
                 book_id: string;
+                /** @description Leave out the team's own rows: those of identified readers whose address is a workspace member's or listed (address or domain) in the analytics settings' `team_exclusions`. Default false. */
+                exclude_team?: boolean;
                 /** @description Only this identified reader. A viewer of another workspace matches nothing. */
                 viewer_id?: number;
                 /** @description Only this page. */
@@ -16881,6 +18088,8 @@ export interface operations {
                 tz?: string;
                 /** @description Only visits that came through this tracked link (of this book; another matches nothing). */
                 tracked_link_id?: number;
+                /** @description Leave out the team's own rows: those of identified readers whose address is a workspace member's or listed (address or domain) in the analytics settings' `team_exclusions`. Default false. */
+                exclude_team?: boolean;
             };
             header?: never;
             path?: never;
@@ -17141,6 +18350,8 @@ export interface operations {
                 tracked_link_id?: number;
                 /** @description Only this page. */
                 page_number?: number;
+                /** @description Leave out the team's own rows: those of identified readers whose address is a workspace member's or listed (address or domain) in the analytics settings' `team_exclusions`. Default false. */
+                exclude_team?: boolean;
             };
             header?: never;
             path?: never;
@@ -17258,6 +18469,8 @@ export interface operations {
             query: {
                 /** @description The book's random_id. Another workspace's book answers 404. */
                 book_id: string;
+                /** @description Leave out the team's own rows: those of identified readers whose address is a workspace member's or listed (address or domain) in the analytics settings' `team_exclusions`. Default false. */
+                exclude_team?: boolean;
                 /** @description Only this identified reader. A viewer of another workspace matches nothing. */
                 viewer_id?: number;
                 /** @description Only this reader session (one visit). */
@@ -17554,6 +18767,8 @@ export interface operations {
                 tracked_link_id?: number;
                 /** @description Only this identified reader. A viewer of another workspace matches nothing. */
                 viewer_id?: number;
+                /** @description Leave out the team's own rows: those of identified readers whose address is a workspace member's or listed (address or domain) in the analytics settings' `team_exclusions`. Default false. */
+                exclude_team?: boolean;
                 /** @description Start the file with a UTF-8 byte-order mark (default true: Excel then reads non-ASCII text correctly). `false` drops it. */
                 bom?: boolean;
             };
@@ -17669,6 +18884,8 @@ export interface operations {
                 viewer_id?: number;
                 /** @description Only visits that came through this tracked link (of this book; another matches nothing). */
                 tracked_link_id?: number;
+                /** @description Leave out the team's own rows: those of identified readers whose address is a workspace member's or listed (address or domain) in the analytics settings' `team_exclusions`. Default false. */
+                exclude_team?: boolean;
                 /** @description Start the file with a UTF-8 byte-order mark (default true: Excel then reads non-ASCII text correctly). `false` drops it. */
                 bom?: boolean;
             };
@@ -17785,6 +19002,8 @@ export interface operations {
                 /** @description Only visits that came through this tracked link (of this book; another matches nothing). */
                 tracked_link_id?: number;
                 event_type?: "access_requested" | "access_granted" | "access_rejected" | "document_downloaded" | "link_clicked" | "lead_form_submitted" | "form_widget_opened" | "checkout_widget_opened" | "checkout_redirect_clicked";
+                /** @description Leave out the team's own rows: those of identified readers whose address is a workspace member's or listed (address or domain) in the analytics settings' `team_exclusions`. Default false. */
+                exclude_team?: boolean;
                 /** @description Start the file with a UTF-8 byte-order mark (default true: Excel then reads non-ASCII text correctly). `false` drops it. */
                 bom?: boolean;
             };
@@ -17905,6 +19124,8 @@ export interface operations {
                 /** @description Only this page. */
                 page_number?: number;
                 event_type?: "session_started" | "page_segment_completed" | "link_clicked" | "document_downloaded" | "lead_form_submitted" | "form_widget_opened" | "checkout_widget_opened" | "checkout_redirect_clicked" | "session_ended";
+                /** @description Leave out the team's own rows: those of identified readers whose address is a workspace member's or listed (address or domain) in the analytics settings' `team_exclusions`. Default false. */
+                exclude_team?: boolean;
                 /** @description Start the file with a UTF-8 byte-order mark (default true: Excel then reads non-ASCII text correctly). `false` drops it. */
                 bom?: boolean;
             };
@@ -18020,6 +19241,8 @@ export interface operations {
                 tracked_link_id?: number;
                 /** @description Only this reader session (one visit). */
                 session_id?: string;
+                /** @description Leave out the team's own rows: those of identified readers whose address is a workspace member's or listed (address or domain) in the analytics settings' `team_exclusions`. Default false. */
+                exclude_team?: boolean;
                 /** @description Start the file with a UTF-8 byte-order mark (default true: Excel then reads non-ASCII text correctly). `false` drops it. */
                 bom?: boolean;
             };
@@ -18133,6 +19356,8 @@ export interface operations {
                 tz?: string;
                 /** @description Only visits that came through this tracked link (of this book; another matches nothing). */
                 tracked_link_id?: number;
+                /** @description Leave out the team's own rows: those of identified readers whose address is a workspace member's or listed (address or domain) in the analytics settings' `team_exclusions`. Default false. */
+                exclude_team?: boolean;
                 /** @description Start the file with a UTF-8 byte-order mark (default true: Excel then reads non-ASCII text correctly). `false` drops it. */
                 bom?: boolean;
             };
@@ -18252,6 +19477,8 @@ export interface operations {
                 tracked_link_id?: number;
                 /** @description Only this page. */
                 page_number?: number;
+                /** @description Leave out the team's own rows: those of identified readers whose address is a workspace member's or listed (address or domain) in the analytics settings' `team_exclusions`. Default false. */
+                exclude_team?: boolean;
                 /** @description Start the file with a UTF-8 byte-order mark (default true: Excel then reads non-ASCII text correctly). `false` drops it. */
                 bom?: boolean;
             };
@@ -18371,6 +19598,8 @@ export interface operations {
                 tracked_link_id?: number;
                 /** @description Also list each anonymous visit (default false). */
                 include_anonymous?: boolean;
+                /** @description Leave out the team's own rows: those of identified readers whose address is a workspace member's or listed (address or domain) in the analytics settings' `team_exclusions`. Default false. */
+                exclude_team?: boolean;
                 /** @description Start the file with a UTF-8 byte-order mark (default true: Excel then reads non-ASCII text correctly). `false` drops it. */
                 bom?: boolean;
             };

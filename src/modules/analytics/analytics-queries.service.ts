@@ -16,6 +16,7 @@ import { AnalyticsSummariesService, type ReaderSort } from './analytics-summarie
 import { parseDateRange } from './date-range.ts';
 import { FlowRollups } from './flow-rollups.ts';
 import { PageRollups } from './page-rollups.ts';
+import { WorkspaceAnalyticsService } from './workspace-analytics.service.ts';
 
 export interface Caller {
   workspaceId: number;
@@ -34,6 +35,8 @@ export interface AnalyticsQuery {
   source_host?: string | undefined;
   cursor?: string | undefined;
   limit?: number | undefined;
+  /** Leave out the team's own visits (members, and the addresses and domains of the analytics settings). */
+  exclude_team?: boolean | undefined;
 }
 
 export const DEFAULT_LIMIT = 100;
@@ -46,6 +49,8 @@ export class AnalyticsQueriesService {
   readonly rollups: PageRollups;
   /** The book-flow day rollups (kept by the same job). */
   readonly flowRollups: FlowRollups;
+  /** The workspace-level figures (the application's overview) and the analytics settings. */
+  readonly workspace: WorkspaceAnalyticsService;
 
   constructor(deps: { db: Db; statementTimeoutMs: number; exactMaxSegments?: number; rollupSettleMs?: number }) {
     this.db = deps.db;
@@ -53,6 +58,7 @@ export class AnalyticsQueriesService {
     this.rollups = new PageRollups({ db: deps.db, settleMs: deps.rollupSettleMs });
     this.flowRollups = new FlowRollups({ db: deps.db, settleMs: deps.rollupSettleMs });
     this.events = new AnalyticsEventsService(reader);
+    this.workspace = new WorkspaceAnalyticsService(deps);
     this.summaries = new AnalyticsSummariesService(reader, { rollups: this.rollups, flowRollups: this.flowRollups, exactMaxSegments: deps.exactMaxSegments ?? 200_000 });
   }
 
@@ -65,6 +71,7 @@ export class AnalyticsQueriesService {
       filter: {
         bookId: book.id, range, viewerId: q.viewer_id, trackedLinkId: q.tracked_link_id,
         sessionId: q.session_id, pageNumber: q.page_number, eventType: q.event_type,
+        excludeViewerIds: q.exclude_team ? await this.workspace.teamViewerIds(caller.workspaceId) : undefined,
       },
     };
   }

@@ -21,7 +21,12 @@ export interface AnalyticsFilter {
   sessionId?: string | undefined;
   pageNumber?: number | undefined;
   eventType?: string | undefined;
+  /** `exclude_team`: the team's identified readers (members, listed addresses and domains), whose rows are left out. */
+  excludeViewerIds?: readonly number[] | undefined;
 }
+
+/** Whether a filter leaves any reader out: the rollups (which know no readers) cannot answer it. */
+export const excludesReaders = (f: AnalyticsFilter) => f.excludeViewerIds !== undefined && f.excludeViewerIds.length > 0;
 
 /** `alias.column = value` for each filter given, and the date range on `timeColumn`. */
 export function filterConditions(alias: string, timeColumn: string, f: AnalyticsFilter, options: { session?: boolean; page?: boolean; eventType?: boolean } = {}): SQL {
@@ -31,6 +36,9 @@ export function filterConditions(alias: string, timeColumn: string, f: Analytics
   if (f.range.to) parts.push(sql`${col(timeColumn)} < ${f.range.to.toISOString()}::timestamptz`);
   if (f.viewerId !== undefined) parts.push(sql`${col('viewer_id')} = ${f.viewerId}`);
   if (f.trackedLinkId !== undefined) parts.push(sql`${col('tracked_link_id')} = ${f.trackedLinkId}`);
+  if (f.excludeViewerIds && f.excludeViewerIds.length > 0) {
+    parts.push(sql`(${col('viewer_id')} is null or ${col('viewer_id')} not in (${sql.join(f.excludeViewerIds.map((id) => sql`${id}`), sql`, `)}))`);
+  }
   if (options.session && f.sessionId !== undefined) parts.push(sql`${col('session_id')} = ${f.sessionId}`);
   if (options.page && f.pageNumber !== undefined) parts.push(sql`${col('page_number')} = ${f.pageNumber}`);
   if (options.eventType && f.eventType !== undefined) parts.push(sql`${col('event_type')} = ${f.eventType}`);

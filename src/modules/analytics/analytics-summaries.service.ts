@@ -13,7 +13,7 @@
 import { sql, type SQL } from 'drizzle-orm';
 import { ERRORS } from '../../platform/errors.ts';
 import type { BookRow } from '../books/books.tables.ts';
-import { filterConditions, iso, num, rowsOf, score, seconds, type AnalyticsFilter, type AnalyticsReader } from './analytics-sql.ts';
+import { excludesReaders, filterConditions, iso, num, rowsOf, score, seconds, type AnalyticsFilter, type AnalyticsReader } from './analytics-sql.ts';
 import type { FlowRollups } from './flow-rollups.ts';
 import { histogramMedian, hllCount, type PageRollups, type PageTotals } from './page-rollups.ts';
 
@@ -110,7 +110,7 @@ export class AnalyticsSummariesService {
    */
   async pagePerformance(book: BookRow, f: AnalyticsFilter): Promise<PageSummary[]> {
     const rollups = this.rollups;
-    if (rollups && f.viewerId === undefined && f.trackedLinkId === undefined && f.sessionId === undefined) {
+    if (rollups && f.viewerId === undefined && f.trackedLinkId === undefined && f.sessionId === undefined && !excludesReaders(f)) {
       const pages = await this.reader.read(async (tx) => {
         const totals = await rollups.pageTotals(async (query) => rowsOf(await tx.execute(query)), f.bookId, f.range, f.pageNumber);
         let segmentCount = 0;
@@ -211,7 +211,7 @@ export class AnalyticsSummariesService {
    */
   async bookFlow(book: BookRow, f: AnalyticsFilter): Promise<{ data: BookFlow; meta: { visits: number } }> {
     const flow = this.flowRollups;
-    if (flow && f.viewerId === undefined && f.trackedLinkId === undefined && f.sessionId === undefined && f.pageNumber === undefined) {
+    if (flow && f.viewerId === undefined && f.trackedLinkId === undefined && f.sessionId === undefined && f.pageNumber === undefined && !excludesReaders(f)) {
       const totals = await this.reader.read(async (tx) => {
         const t = await flow.flowTotals(async (query) => rowsOf(await tx.execute(query)), f.bookId, f.range);
         return t && t.segments > this.exactMaxSegments ? t : null;

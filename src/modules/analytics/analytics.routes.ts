@@ -8,6 +8,7 @@ import { Type, type TSchema } from 'typebox';
 import { authOf } from '../../platform/http/route-config.ts';
 import { CursorMeta } from '../../platform/http/schemas.ts';
 import type { AnalyticsQueriesService } from './analytics-queries.service.ts';
+import { workspaceAnalyticsRoutes } from './workspace-analytics.routes.ts';
 import {
   AuditLogEvent, AuditLogQuery, BookFlow, BookFlowQuery, InteractionEvent, InteractionEventsQuery, PagePerformanceQuery, PageSummary,
   ReaderJourney, ReaderJourneyQuery, ReaderPageSummary, ReaderPagesQuery, ReaderSummary, ReadersQuery, ReadingSessionPagesQuery,
@@ -33,6 +34,7 @@ const whole = (item: TSchema, example: unknown) => Type.Object({ data: Type.Arra
 export const analyticsRoutes: FastifyPluginAsyncTypebox<{ analytics: AnalyticsQueriesService }> = async (app, { analytics }) => {
   for (const schema of [AuditLogEvent, InteractionEvent, ViewEvent, PageSummary, ReaderPageSummary, ReaderSummary, BookFlow, ReaderJourney]) app.addSchema(schema);
   const ref = (id: string) => Type.Ref(id);
+  await app.register(workspaceAnalyticsRoutes, { workspace: analytics.workspace });
 
   app.get('/analytics/audit-log', {
     schema: {

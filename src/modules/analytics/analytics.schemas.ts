@@ -18,28 +18,32 @@ export const filters = {
   page_number: Type.Optional(Type.Integer({ ...Int32, description: 'Only this page.' })),
   cursor: Type.Optional(Type.String({ maxLength: 512, description: 'Opaque cursor from `meta.next_cursor`.' })),
   limit: Type.Optional(Type.Integer({ minimum: 1, maximum: 500, description: 'Page size, 1-500; default 100.' })),
+  exclude_team: Type.Optional(Type.Boolean({
+    default: false,
+    description: "Leave out the team's own rows: those of identified readers whose address is a workspace member's or listed (address or domain) in the analytics settings' `team_exclusions`. Default false.",
+  })),
 };
 
 const query = <T extends TProperties>(properties: T) => Type.Object(properties, { additionalProperties: false });
-const { book_id, date, tz, viewer_id, tracked_link_id, session_id, page_number, cursor, limit } = filters;
+const { book_id, date, tz, viewer_id, tracked_link_id, session_id, page_number, cursor, limit, exclude_team } = filters;
 
 export const AuditLogQuery = query({
-  book_id, viewer_id, date, tz, tracked_link_id, limit, cursor,
+  book_id, exclude_team, viewer_id, date, tz, tracked_link_id, limit, cursor,
   event_type: Type.Optional(Type.Union(AUDIT_EVENT_TYPES.map((t) => Type.Literal(t)), { description: 'One audit event type.' })),
 });
 export const InteractionEventsQuery = query({
-  book_id, viewer_id, page_number, session_id, date, tz, tracked_link_id, limit, cursor,
+  book_id, exclude_team, viewer_id, page_number, session_id, date, tz, tracked_link_id, limit, cursor,
   event_type: Type.Optional(Type.Union(INTERACTION_EVENT_TYPES.map((t) => Type.Literal(t)), { description: 'One interaction event type.' })),
 });
 export const ViewEventsQuery = query({
-  book_id, date, tz, limit, cursor, viewer_id, tracked_link_id,
+  book_id, exclude_team, date, tz, limit, cursor, viewer_id, tracked_link_id,
   source_host: Type.Optional(Type.String({ minLength: 1, maxLength: 255, description: 'Only visits from this host (exact, case-insensitive; the host only, as stored).' })),
 });
-export const BookFlowQuery = query({ book_id, date, tz, tracked_link_id });
-export const PagePerformanceQuery = query({ book_id, date, tz, tracked_link_id });
-export const ReaderPagesQuery = query({ book_id, viewer_id, session_id, date, tz, tracked_link_id, page_number });
+export const BookFlowQuery = query({ book_id, date, tz, tracked_link_id, exclude_team });
+export const PagePerformanceQuery = query({ book_id, date, tz, tracked_link_id, exclude_team });
+export const ReaderPagesQuery = query({ book_id, viewer_id, session_id, date, tz, tracked_link_id, page_number, exclude_team });
 export const ReadersQuery = query({
-  book_id, viewer_id, session_id, date, tz, tracked_link_id, limit, cursor,
+  book_id, exclude_team, viewer_id, session_id, date, tz, tracked_link_id, limit, cursor,
   include_anonymous: Type.Optional(Type.Boolean({ default: false, description: 'Also list each anonymous visit as a reader of its own. Default false: identified readers only.' })),
   sort: Type.Optional(Type.Union([Type.Literal('recent'), Type.Literal('engagement')], { default: 'recent', description: '`recent`: last visit first (default); `engagement`: highest average engagement first.' })),
 });

@@ -80,6 +80,8 @@ export const viewEvents = pgTable('view_events', {
   // The reader journey: one reader's visits across a workspace's books, or the visit of a session.
   index('view_events_viewer_time_idx').on(t.viewerId, t.recordedAt),
   index('view_events_workspace_session_idx').on(t.workspaceId, t.sessionId),
+  // The workspace-level analytics (summary, views over time, top books, links and sites) read a range of all the workspace's visits.
+  index('view_events_workspace_time_idx').on(t.workspaceId, t.recordedAt),
 ]);
 
 export const interactionEvents = pgTable('interaction_events', {

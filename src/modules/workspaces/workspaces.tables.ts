@@ -9,6 +9,10 @@ export const workspaces = pgTable('workspaces', {
   plan: text('plan').notNull().default('free'),
   /** The connector may replace a generated signup name once. */
   canRename: boolean('can_rename').notNull().default(true),
+  /** IANA zone the analytics days begin in when a call gives no `tz` (the application's date ranges too). */
+  timeZone: text('time_zone').notNull().default('UTC'),
+  /** Readers the `exclude_team` analytics filter leaves out besides members: e-mail addresses and domains, lower case. */
+  analyticsTeamExclusions: text('analytics_team_exclusions').array().notNull().default([]),
   createdAt: instant('created_at').notNull().defaultNow(),
   updatedAt: instant('updated_at').notNull().defaultNow(),
 }, (t) => [uniqueIndex('workspaces_slug_key').on(t.slug)]);

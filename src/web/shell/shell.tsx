@@ -62,6 +62,8 @@ export function Shell({ children }: { children: ComponentChildren }) {
           <ul>
             <li><NavLink href="/app" label="Home" /></li>
             {PUBLISHING.map((link) => <li key={link.href}><NavLink {...link} /></li>)}
+            {/* Analytics (issue 27) */}
+            <li><NavLink href="/app/analytics" label="Analytics" /></li>
             <li>
               <span class="nav-group" id="nav-settings">Settings</span>
               <ul aria-labelledby="nav-settings">

@@ -1,0 +1,65 @@
+/**
+ * The analytics date range and the team switch, kept in the address
+ * (`?range=30d&team=exclude`, a custom range `?range=2026-03-01,2026-03-31`)
+ * so a view can be shared and reloaded as it was. Ranges are the API's own
+ * `date` forms: the days are the workspace's time zone's, on the server.
+ */
+export const PRESETS = [
+  { value: 'today', label: 'Today' },
+  { value: '7d', label: 'Last 7 days' },
+  { value: '30d', label: 'Last 30 days' },
+  { value: '90d', label: 'Last 90 days' },
+  { value: '12mo', label: 'Last 12 months' },
+  { value: 'all', label: 'All time' },
+] as const;
+
+export const DEFAULT_RANGE = '30d';
+const CUSTOM = /^(\d{4}-\d{2}-\d{2}),(\d{4}-\d{2}-\d{2})$/;
+
+export interface RangeState {
+  /** The API's `date`. */
+  date: string;
+  excludeTeam: boolean;
+}
+
+export function readRange(query: Record<string, string | undefined>): RangeState {
+  const raw = query.range ?? DEFAULT_RANGE;
+  const date = PRESETS.some((p) => p.value === raw) || CUSTOM.test(raw) ? raw : DEFAULT_RANGE;
+  return { date, excludeTeam: query.team === 'exclude' };
+}
+
+/** The address of `path` with the state in its query. */
+export function rangeHref(path: string, state: RangeState): string {
+  const params = new URLSearchParams({ range: state.date });
+  if (state.excludeTeam) params.set('team', 'exclude');
+  return `${path}?${params.toString()}`;
+}
+
+export function customDays(date: string): [string, string] | null {
+  const match = CUSTOM.exec(date);
+  return match ? [match[1]!, match[2]!] : null;
+}
+
+export function rangeLabel(date: string): string {
+  const preset = PRESETS.find((p) => p.value === date);
+  if (preset) return preset.label.toLowerCase();
+  const days = customDays(date);
+  return days ? `${days[0]} to ${days[1]}` : date;
+}
+
+/** "+25 %", "−10 %", "no change", or "new" when the previous period had none. */
+export function change(current: number, previous: number): { text: string; direction: 'up' | 'down' | 'same' } {
+  if (current === previous) return { text: 'no change', direction: 'same' };
+  if (previous === 0) return { text: 'new', direction: 'up' };
+  const pct = Math.round(((current - previous) / previous) * 100);
+  return pct >= 0 ? { text: `up ${pct} %`, direction: 'up' } : { text: `down ${-pct} %`, direction: 'down' };
+}
+
+/** 3725 → "1 h 2 min", 75 → "1 min 15 s". */
+export function duration(seconds: number): string {
+  const s = Math.round(seconds);
+  if (s < 60) return `${s} s`;
+  const minutes = Math.floor(s / 60);
+  if (minutes < 60) return `${minutes} min ${s % 60} s`;
+  return `${Math.floor(minutes / 60)} h ${minutes % 60} min`;
+}

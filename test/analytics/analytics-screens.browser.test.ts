@@ -1,0 +1,210 @@
+/**
+ * The analytics screens in Chromium on a seeded workspace whose time zone is
+ * Tokyo: every figure shown is the API's answer for the same range and team
+ * switch (the test reads both), a visit at 23:30 UTC counts on the next day
+ * there, the switch changes every figure, the book's page table is the
+ * page-performance answer, an export downloads and parses, axe finds nothing
+ * at 1280 and 360 px, a viewer sees analytics, and a workspace without the
+ * Company plan sees an explanation instead.
+ */
+import assert from 'node:assert/strict';
+import { readFile } from 'node:fs/promises';
+import { after, before, describe, it } from 'node:test';
+import { eq } from 'drizzle-orm';
+import type { Browser, Page } from 'playwright-core';
+import { leads } from '../../src/modules/analytics/analytics.tables.ts';
+import { duration } from '../../src/web/analytics/range.ts';
+import { insertBook } from '../factories.ts';
+import { assertAccessible, heading, launchWebBrowser, openApp, personIn, signInThroughScreen, startWebService, WEB_SKIP, type WebService } from '../web/web-browser.ts';
+import { insertLead, insertLink, insertViewer, insertVisit } from './analytics-seed.ts';
+
+const RANGE = '2026-03-02,2026-03-04';
+const BROWSER_UA = 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36';
+const LIVE = crypto.randomUUID();
+
+describe('analytics screens', { skip: WEB_SKIP }, () => {
+  let svc: WebService;
+  let browser: Browser;
+  let ws: { id: number; key: string };
+  let book: Awaited<ReturnType<typeof insertBook>>;
+
+  before(async () => {
+    svc = await startWebService();
+    ws = await svc.workspace({ name: 'Acme Publishing' });
+    await personIn(svc, ws.id, 'owner@acme.example', 'owner');
+    await personIn(svc, ws.id, 'viewer@acme.example', 'viewer');
+    book = await insertBook(svc, ws.id, { status: 'publish', pageCount: 4, name: 'Spring catalogue' });
+    const link = await insertLink(svc, ws.id, book.id, 'March newsletter', 'march');
+    const alice = await insertViewer(svc, ws.id, 'alice@example.com');
+    const owner = await insertViewer(svc, ws.id, 'owner@acme.example');
+    // 23:30 UTC on 1 March is 2 March in Tokyo: inside the range there, outside it in UTC.
+    await insertVisit(svc, book, { session: 's1', viewerId: alice, linkId: link, at: new Date('2026-03-01T23:30:00Z'), pages: [[1, 4000], [2, 9000], [3, 2000]], clicks: 1 });
+    await insertVisit(svc, book, { session: 's2', viewerId: null, linkId: null, at: new Date('2026-03-02T10:00:00Z'), pages: [[1, 3000], [2, 1000]] });
+    await insertVisit(svc, book, { session: 's3', viewerId: owner, linkId: null, at: new Date('2026-03-03T09:00:00Z'), pages: [[1, 60_000], [2, 5000], [3, 5000], [4, 5000]], clicks: 2 });
+    await insertVisit(svc, book, { session: 's4', viewerId: alice, linkId: null, at: new Date('2026-02-27T09:00:00Z'), pages: [[1, 2000]] });
+    const lead = await insertLead(svc, book, { name: 'Alice', email: 'alice@example.com', at: new Date('2026-03-02T11:00:00Z') });
+    await svc.runtime.database.db.update(leads).set({ viewerId: alice }).where(eq(leads.id, lead.id));
+    const set = await svc.request('PATCH', '/v1/analytics/settings', { key: ws.key, body: { time_zone: 'Asia/Tokyo' } });
+    assert.equal(set.status, 200);
+    browser = await launchWebBrowser();
+  });
+  after(async () => {
+    await browser?.close();
+    await svc?.stop();
+  });
+
+  const api = async (path: string, query: Record<string, string | boolean | number>) => {
+    const res = await svc.request('GET', `/v1/analytics/${path}`, { key: ws.key, query });
+    assert.equal(res.status, 200, JSON.stringify(res.body));
+    return res.body;
+  };
+
+  /** The five figures as shown, and each one's previous-period value. */
+  async function shownFigures(page: Page) {
+    const figures = page.getByRole('definition').locator('.analytics-value');
+    await figures.first().waitFor();
+    return page.locator('[data-figure]').evaluateAll((nodes) => Object.fromEntries(nodes.map((n) => [
+      n.getAttribute('data-figure'),
+      { value: n.querySelector('.analytics-value')!.textContent, previous: n.querySelector('.analytics-previous')?.textContent ?? null },
+    ])));
+  }
+
+  function expectedFigures(body: { data: Record<string, number>; meta: { previous: Record<string, number> | null } }) {
+    const format = (key: string, n: number) => (key === 'reading_seconds' ? duration(n) : n.toLocaleString('en'));
+    return Object.fromEntries(['views', 'unique_readers', 'reading_seconds', 'leads', 'link_clicks'].map((key) => [key, {
+      value: format(key, body.data[key]!),
+      previous: body.meta.previous ? `(previous period: ${format(key, body.meta.previous[key]!)})` : null,
+    }]));
+  }
+
+  async function waitForFigures(page: Page, want: ReturnType<typeof expectedFigures>) {
+    const deadline = Date.now() + 15_000;
+    let shown: unknown;
+    while (Date.now() < deadline) {
+      shown = await shownFigures(page);
+      try {
+        assert.deepEqual(shown, want);
+        return;
+      } catch {
+        await page.waitForTimeout(100);
+      }
+    }
+    assert.deepEqual(shown, want);
+  }
+
+  it('shows the API figures for the range in the workspace time zone, with and without the team, and the book screen', async () => {
+    const tab = await openApp(browser);
+    try {
+      const { page } = tab;
+      await signInThroughScreen(page, svc, 'owner@acme.example');
+      await page.goto(`${svc.origin}/app/analytics?range=${RANGE}`);
+      await heading(page, 'Analytics');
+      const all = await api('summary', { date: RANGE });
+      // s1 (23:30 UTC on 1 March) is on 2 March in Tokyo: three visits, not two.
+      assert.equal(all.data.views, 3);
+      await waitForFigures(page, expectedFigures(all));
+      await page.getByText('days in Asia/Tokyo').waitFor();
+
+      // The series, read as a table, is the API's.
+      const series = await api('views-over-time', { date: RANGE });
+      await page.getByRole('button', { name: 'Show as table' }).click();
+      const rows = await page.getByRole('table', { name: 'Views by day' }).locator('tbody tr').evaluateAll((trs) => trs.map((tr) => [...tr.children].slice(0, 2).map((c) => c.textContent)));
+      assert.deepEqual(rows, series.data.map((b: { period: string; views: number }) => [b.period, String(b.views)]));
+      await assertAccessible(page, 'Analytics overview');
+
+      // The team switch: the owner's own visit leaves every figure, in the address too.
+      await page.getByLabel("Exclude the team's own visits").check();
+      await page.waitForURL(/team=exclude/);
+      const withoutTeam = await api('summary', { date: RANGE, exclude_team: true });
+      assert.equal(withoutTeam.data.views, 2);
+      await waitForFigures(page, expectedFigures(withoutTeam));
+
+      // Reloaded, the view is as it was.
+      await page.reload();
+      await heading(page, 'Analytics');
+      await waitForFigures(page, expectedFigures(withoutTeam));
+
+      // The book, from the top books.
+      await page.getByRole('link', { name: 'Spring catalogue' }).click();
+      await heading(page, 'Analytics: Spring catalogue');
+      const bookSummary = await api('summary', { date: RANGE, exclude_team: true, book_id: book.randomId });
+      await waitForFigures(page, expectedFigures(bookSummary));
+      const pages = await api('page-performance', { date: RANGE, exclude_team: true, book_id: book.randomId });
+      const table = page.getByRole('table', { name: 'Page performance' });
+      await table.waitFor();
+      const shownPages = await table.locator('tbody tr').evaluateAll((trs) => trs.map((tr) => [...tr.children].map((c) => c.textContent)));
+      assert.deepEqual(shownPages, pages.data.map((p: Record<string, number>) => [
+        String(p.page_number), String(p.unique_readers), `${Math.round((p.unique_readers! / bookSummary.data.unique_readers) * 100)} %`,
+        duration(p.avg_active_seconds_per_reader!), duration(p.median_active_seconds_per_segment!), String(p.total_segments),
+      ]));
+      await assertAccessible(page, 'Book analytics');
+
+      // An export of the range downloads as CSV with the API's rows.
+      const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('link', { name: 'Page performance (CSV)' }).click()]);
+      const csv = (await readFile((await download.path())!, 'utf8')).replace(/^\uFEFF/, '').trim().split('\r\n');
+      assert.equal(csv.length - 1, pages.data.length);
+      assert.match(csv[0]!, /page_number/);
+      assert.deepEqual(tab.problems, []);
+    } finally {
+      await tab.close();
+    }
+  });
+
+  it('shows a live reader session, sent through the reader\'s event endpoint, in reading now and drops it when it ends', async () => {
+    const send = async (events: unknown[]) => {
+      const response = await fetch(`${svc.url}/read/${book.randomId}/events`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'user-agent': BROWSER_UA },
+        body: JSON.stringify({ session_id: LIVE, active_ms: 3000, events }),
+      });
+      assert.equal(response.status, 200, await response.text());
+    };
+    const tab = await openApp(browser);
+    try {
+      const { page } = tab;
+      await signInThroughScreen(page, svc, 'owner@acme.example');
+      await page.goto(`${svc.origin}/app/analytics/books/${book.randomId}`);
+      await heading(page, 'Analytics: Spring catalogue');
+      const shown = page.locator('[data-reading-now]');
+      await page.getByText('Reading now: 0 readers in this book').waitFor();
+      await send([{ seq: 0, type: 'session_started', at: Date.now() }, { seq: 1, type: 'page_segment_completed', page: 1, active_ms: 3000 }]);
+      assert.equal((await api('reading-now', { book_id: book.randomId })).data.sessions, 1);
+      await page.reload();
+      await page.getByText('Reading now: 1 reader in this book').waitFor();
+      assert.equal(await shown.getAttribute('data-reading-now'), '1');
+      await send([{ seq: 2, type: 'session_ended', exit_reason: 'closed' }]);
+      assert.equal((await api('reading-now', { book_id: book.randomId })).data.sessions, 0);
+      await page.reload();
+      await page.getByText('Reading now: 0 readers in this book').waitFor();
+    } finally {
+      await tab.close();
+    }
+  });
+
+  it('shows a viewer the analytics, and a workspace without the Company plan an explanation', async () => {
+    const tab = await openApp(browser);
+    try {
+      const { page } = tab;
+      await signInThroughScreen(page, svc, 'viewer@acme.example');
+      await page.getByRole('link', { name: 'Analytics' }).click();
+      await heading(page, 'Analytics');
+      await waitForFigures(page, expectedFigures(await api('summary', { date: '30d' })));
+    } finally {
+      await tab.close();
+    }
+    const pro = await svc.workspace({ name: 'Small Press', plan: 'pro' });
+    await personIn(svc, pro.id, 'small@press.example', 'owner');
+    const other = await openApp(browser);
+    try {
+      const { page } = other;
+      await signInThroughScreen(page, svc, 'small@press.example');
+      await page.goto(`${svc.origin}/app/analytics`);
+      await heading(page, 'Analytics');
+      await page.getByRole('heading', { name: 'Analytics need the Company plan' }).waitFor();
+      assert.equal(await page.locator('[data-figure]').count(), 0);
+      await assertAccessible(page, 'Analytics without the plan');
+    } finally {
+      await other.close();
+    }
+  });
+});

@@ -266,7 +266,7 @@ async function skimLong(browser: Browser, url: string, options: BrowserContextOp
   let bytes = 0;
   cdp.on('Network.loadingFinished', (event) => (bytes += event.encodedDataLength));
   const images = imageRequests(page);
-  await page.goto(url);
+  await page.goto(url, { waitUntil: 'domcontentloaded' });
   await settled(page);
   // Opening is not skimming: the first view's prefetches finish first.
   await images.idle(60_000);
@@ -305,7 +305,7 @@ async function longProfile(browser: Browser, url: string, longPages: number, wal
     const cdp = await context.newCDPSession(page);
     await cdp.send('Performance.enable');
     const images = imageRequests(page);
-    await page.goto(`${url}?animation=cut#page=${start}`);
+    await page.goto(`${url}?animation=cut#page=${start}`, { waitUntil: 'domcontentloaded' });
     await settled(page);
     await images.idle(60_000);
     const first = await memorySample(cdp);

@@ -41,6 +41,8 @@ function decoded(img: HTMLImageElement): Promise<void> {
 /** Stand-ins kept loaded ahead of the pages shown, in the direction of reading, and behind them. */
 const AHEAD = 12;
 const BEHIND = 4;
+/** A turn this long (ms) after the last one is reading, not skimming. */
+const READING = 2000;
 
 interface SharpLoad {
   img: HTMLImageElement;
@@ -124,8 +126,8 @@ export class Pages {
     const now = performance.now();
     if (this.lastTurn) {
       const gap = now - this.lastTurn;
-      // Quick to see skimming, slower to forget it.
-      this.pace = gap < this.pace ? gap : (this.pace + gap) / 2;
+      // Quick to see skimming, slower to forget it; a turn after seconds on a page is reading, not skimming.
+      this.pace = gap > READING ? Infinity : gap < this.pace ? gap : (this.pace + gap) / 2;
     }
     this.lastTurn = now;
     if (direction) this.direction = direction > 0 ? 1 : -1;
@@ -141,8 +143,9 @@ export class Pages {
     for (const [n, state] of this.cache) {
       if (!this.window.has(n)) this.release(state);
       else if (!this.shown.has(n) && !this.next.includes(n)) this.dropSharp(state);
-      // Sharp images are large once decoded (6 MB at 1024 px): only pages within two of those shown keep theirs.
-      if ((n < first - 2 || n > last + 2) && state.hi && !state.el.isConnected) {
+      // Sharp images are large once decoded (6 MB at 1024 px, 24 MB at 2048): only the pages shown and the
+      // next ones keep theirs (a turn back shows the stand-in while the sharp one comes from the HTTP cache).
+      if (!this.shown.has(n) && !this.next.includes(n) && state.hi && !state.el.isConnected) {
         state.hi.remove();
         state.hi = null;
         state.hiWidth = 0;
@@ -326,12 +329,8 @@ export class Pages {
     }
     const load = this.loader.load(state.lo, this.data.img + smallest[2], need, rank, smallest[0] * smallest[1]);
     state.loLoad = load;
-    void load.loaded.then(() => {
-      if (load.state !== 'done' || state.lo.naturalWidth <= 1) return;
-      return decoded(state.lo).then(() => {
-        if (load.state === 'done') state.markReady();
-      });
-    });
+    // Loaded (or failed: a broken image is not waited on forever), not cancelled: the page can be shown.
+    void load.loaded.then(() => load.state === 'done' && decoded(state.lo).then(() => state.markReady()));
   }
 
   /** Cancels what is still on its way for a page the reader has left behind. */
@@ -361,9 +360,10 @@ export class Pages {
     const ideal = pickRendition(page.i, wanted);
     if (!ideal) return;
     const budget = this.budget();
-    // Pages shown together share the time; the next view's prefetch gets what is left after them.
+    // Pages shown together share the time; the next view's prefetch gets what is left after them, and never
+    // makes the server draw a rendition for a page the reader may not stay on.
     const share = (this.shown.size || 1) * (need === Need.NextSharp ? 2 : 1);
-    const fits = (r: ReaderImage) => (!r[3] || budget === Infinity) && this.loader.estimate(r[0], r[1]) * share <= budget * 0.8;
+    const fits = (r: ReaderImage) => (!r[3] || (budget === Infinity && need !== Need.NextSharp)) && this.loader.estimate(r[0], r[1]) * share <= budget * 0.8;
     const candidates = page.i.filter((r) => r !== page.i[0] && r[0] <= ideal[0]).reverse();
     const chosen = candidates.find(fits);
     if (!chosen) return;

@@ -330,7 +330,11 @@ export class Pages {
     const load = this.loader.load(state.lo, this.data.img + smallest[2], need, rank, smallest[0] * smallest[1]);
     state.loLoad = load;
     // Loaded (or failed: a broken image is not waited on forever), not cancelled: the page can be shown.
-    void load.loaded.then(() => load.state === 'done' && decoded(state.lo).then(() => state.markReady()));
+    void load.loaded.then(async () => {
+      if (load.state !== 'done') return;
+      await decoded(state.lo);
+      state.markReady();
+    });
   }
 
   /** Cancels what is still on its way for a page the reader has left behind. */

@@ -73,6 +73,7 @@ export class Loader {
     this.seedRate = connection?.downlink ? connection.downlink * 125 : 1250;
     this.ttfb = connection?.rtt ? Math.max(20, connection.rtt) : 100;
     this.saveData = Boolean(connection?.saveData);
+    if (document.readyState !== 'complete') addEventListener('load', () => this.pump(), { once: true });
     if (typeof PerformanceObserver !== 'undefined' && PerformanceObserver.supportedEntryTypes?.includes('resource')) {
       new PerformanceObserver((list) => {
         for (const entry of list.getEntries() as PerformanceResourceTiming[]) this.measure(entry);
@@ -133,7 +134,8 @@ export class Loader {
     // Prefetches leave one connection free, so the page the reader turns to starts at once.
     while (this.queue.length > 0 && this.running.size < PARALLEL) {
       const next = this.queue[0]!;
-      if (next.need > Need.ShownSharp && this.running.size >= PARALLEL - 1) break;
+      // Prefetches also wait for the document's load event: images load it waits for, detached ones too.
+      if (next.need > Need.ShownSharp && (this.running.size >= PARALLEL - 1 || document.readyState !== 'complete')) break;
       this.queue.shift();
       this.start(next);
     }

@@ -27,23 +27,34 @@
  * Options: --pages N       pages of the generated book (default 200)
  *          --flips N       pages to flip through (default 50)
  *          --animation A   animation_type of the book (default flip)
- *          --profile P     all (default) or throttled (only the throttled profile)
+ *          --profile P     all (default), throttled (only the throttled profile) or long (only the long-book profile)
+ *          --long-pages N  pages of the long book (default 400)
+ *          --turns N       turns of the long book's memory walk (default 1000)
+ *
+ * The long-book profile (issue 31): a catalog-like book (a photo on every page) of 400 pages opened at its
+ * middle; 30 turns every 300 ms on the phone at DPR 3 at 9 and 3 Mbit/s (60 ms latency) and on the desktop
+ * at 9 Mbit/s: white turns, sharp rendition before the next turn and after the reader stops, bytes fetched
+ * per turn; then 1,000 turns forward and back (runs of 100) on the desktop and the phone: DOM nodes, JS heap
+ * and the decoded size of every image element alive (detached ones too, found with Runtime.queryObjects).
  */
 import { existsSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import type { Browser, BrowserContext, CDPSession, Page } from 'playwright-core';
+import type { Browser, BrowserContext, BrowserContextOptions, CDPSession, Page } from 'playwright-core';
 import { bundleSizes, readerBundle, BUNDLE_BUDGET_GZIP } from '../src/modules/reader/reader.bundle.ts';
-import { makePdf } from '../test/documents.ts';
+import { makeCatalogPdf, makePdf } from '../test/documents.ts';
 import { startService } from '../test/helpers.ts';
-import { CHROMIUM_PATH, DESKTOP, PHONE, launchBrowser, publishBook } from '../test/reader/browser.ts';
+import { CHROMIUM_PATH, DESKTOP, PHONE, PHONE_3X, imageRequests, launchBrowser, memorySample, publishBook, skim, throttle } from '../test/reader/browser.ts';
 
 const { values: args } = parseArgs({
   options: {
     pages: { type: 'string', default: '200' },
     flips: { type: 'string', default: '50' },
     animation: { type: 'string', default: 'flip' },
-    /** all, or throttled (only the throttled profile). */
+    /** all, throttled (only the throttled profile) or long (only the long-book profile). */
     profile: { type: 'string', default: 'all' },
+    /** Pages of the long book, and the turns of its memory walk. */
+    'long-pages': { type: 'string', default: '400' },
+    turns: { type: 'string', default: '1000' },
   },
 });
 const pageCount = Number(args.pages);
@@ -87,14 +98,7 @@ async function settled(page: Page): Promise<void> {
   }, undefined, { timeout: 20_000 });
 }
 
-async function throttle(cdp: CDPSession, downKbit: number, latency: number): Promise<void> {
-  await cdp.send('Network.enable');
-  const bytes = (downKbit * 1024) / 8;
-  await cdp.send('Network.emulateNetworkConditions', { offline: false, latency, downloadThroughput: bytes, uploadThroughput: bytes });
-}
-
 const median = (values: number[]) => values.toSorted((a, b) => a - b)[Math.floor(values.length / 2)] ?? 0;
-const PHONE_3X = { viewport: PHONE, deviceScaleFactor: 3, isMobile: true, hasTouch: true };
 
 /** Waits for the first page image on screen; returns ms since navigation start. */
 async function firstPage(page: Page): Promise<number> {
@@ -249,12 +253,114 @@ async function throttledProfile(browser: Browser, url: string): Promise<string[]
   return rows;
 }
 
+/**
+ * Opens `url` with `options` (on `downKbit` kbit/s with 60 ms latency, or unthrottled) and skims 30 turns
+ * every 300 ms (browser.ts skim), counting the bytes fetched per turn on the wire (CDP).
+ */
+async function skimLong(browser: Browser, url: string, options: BrowserContextOptions, downKbit: number | null, turns: number): Promise<{ white: number; sharpBefore: number; sharpMs: number; dwellSharpMs: number; bytesPerTurn: number }> {
+  const context = await browser.newContext(options);
+  const page = await context.newPage();
+  const cdp = await context.newCDPSession(page);
+  if (downKbit) await throttle(cdp, downKbit, 60);
+  else await cdp.send('Network.enable');
+  let bytes = 0;
+  cdp.on('Network.loadingFinished', (event) => (bytes += event.encodedDataLength));
+  const images = imageRequests(page);
+  await page.goto(url, { waitUntil: 'domcontentloaded' });
+  await settled(page);
+  // Opening is not skimming: the first view's prefetches finish first.
+  await images.idle(60_000);
+  const opened = bytes;
+  const result = await skim(page, turns);
+  await context.close();
+  return { white: result.white, sharpBefore: result.sharpBefore, sharpMs: median(result.sharpMs), dwellSharpMs: result.lastSharpMs, bytesPerTurn: (bytes - opened) / turns };
+}
+
+/**
+ * The long-book profile (issue 31): a `longPages`-page catalog-like book opened mid-book. Skims 30 turns on the
+ * phone at 9 and 3 Mbit/s and on the desktop at 9 Mbit/s, then walks `walkTurns` turns forward and back on
+ * each viewport, sampling DOM nodes, JS heap and decoded image memory.
+ */
+async function longProfile(browser: Browser, url: string, longPages: number, walkTurns: number): Promise<string[][]> {
+  const rows: string[][] = [];
+  const start = Math.floor(longPages / 2);
+  const at = `${url}#page=${start}`;
+  for (const [name, options, kbit, goal] of [
+    ['phone, 9 Mbit/s', PHONE_3X, 9 * 1024, '0'],
+    ['phone, 3 Mbit/s', PHONE_3X, 3 * 1024, '≤ 2'],
+    ['desktop, 9 Mbit/s', { viewport: DESKTOP }, 9 * 1024, '0'],
+  ] as const) {
+    log(`${elapsed()} long book, ${name}: 30 turns every 300 ms from page ${start}…`);
+    const r = await skimLong(browser, at, options, kbit, 30);
+    log(`  white turns ${r.white} of 30; sharp before the next turn on ${r.sharpBefore} of 30${r.sharpBefore ? ` (median ${ms(r.sharpMs)})` : ''}; sharp ${ms(r.dwellSharpMs)} after the last turn; ${kb(r.bytesPerTurn)} per turn`);
+    rows.push([`long book, ${name}: white turns`, `${r.white} / 30`, goal]);
+    rows.push([`  sharp before the next turn (median time)`, `${r.sharpBefore} / 30${r.sharpBefore ? ` (${ms(r.sharpMs)})` : ''}`, '']);
+    rows.push([`  sharp after the reader stops`, ms(r.dwellSharpMs), '']);
+    rows.push([`  fetched per turn`, kb(r.bytesPerTurn), '']);
+  }
+  for (const [name, options] of [['desktop', { viewport: DESKTOP }], ['phone', PHONE_3X]] as const) {
+    log(`${elapsed()} long book, ${name}: ${walkTurns} turns forward and back (cut), memory…`);
+    const context = await browser.newContext(options);
+    const page = await context.newPage();
+    const cdp = await context.newCDPSession(page);
+    await cdp.send('Performance.enable');
+    const images = imageRequests(page);
+    await page.goto(`${url}?animation=cut#page=${start}`, { waitUntil: 'domcontentloaded' });
+    await settled(page);
+    await images.idle(60_000);
+    const first = await memorySample(cdp);
+    let peak = { ...first };
+    // Runs of 100 turns each way (in views), so the walk covers 100 views around the start and back.
+    let direction = 'ArrowRight';
+    for (let turn = 1; turn <= walkTurns; turn++) {
+      if (turn % 100 === 1 && turn > 1) direction = direction === 'ArrowRight' ? 'ArrowLeft' : 'ArrowRight';
+      await page.keyboard.press(direction);
+      await settled(page);
+      if (turn % 100 === 0 || turn === walkTurns) {
+        const m = await memorySample(cdp);
+        peak = { nodes: Math.max(peak.nodes, m.nodes), heap: Math.max(peak.heap, m.heap), imageBytes: Math.max(peak.imageBytes, m.imageBytes), images: Math.max(peak.images, m.images) };
+        log(`    ${turn}/${walkTurns} turns: ${m.nodes} DOM nodes, heap ${mb(m.heap)}, ${m.images} images alive (${mb(m.imageBytes)} decoded)`);
+      }
+    }
+    const last = await memorySample(cdp);
+    log(`  DOM nodes ${first.nodes} → ${last.nodes} (peak ${peak.nodes}); heap ${mb(first.heap)} → ${mb(last.heap)} (peak ${mb(peak.heap)}); decoded images ${mb(first.imageBytes)} → ${mb(last.imageBytes)} (peak ${mb(peak.imageBytes)})`);
+    const ratio = (a: number, b: number) => `×${(b / Math.max(1, a)).toFixed(2)}`;
+    rows.push([`long book, ${name}, ${walkTurns} turns: DOM nodes`, `${first.nodes} → ${last.nodes} (peak ${ratio(first.nodes, peak.nodes)})`, '≤ ×1.5']);
+    rows.push([`  JS heap`, `${mb(first.heap)} → ${mb(last.heap)} (peak ${ratio(first.heap, peak.heap)})`, '≤ ×1.5']);
+    rows.push([`  decoded images`, `${mb(first.imageBytes)} → ${mb(last.imageBytes)} (peak ${ratio(first.imageBytes, peak.imageBytes)})`, '≤ ×1.5']);
+    await context.close();
+  }
+  return rows;
+}
+
+function printRows(header: string[], rows: string[][]): void {
+  const widths = header.map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)));
+  const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i]!)).join('  ');
+  log(`\n${line(header)}\n${line(widths.map((w) => '-'.repeat(w)))}\n${rows.map(line).join('\n')}`);
+}
+
 log(`reader benchmark: ${pageCount}-page book, ${flips} pages flipped, animation ${args.animation}`);
 log(`${elapsed()} starting the service…`);
 const svc = await startService();
 const browser = await launchBrowser();
 try {
   const { key } = await svc.workspace();
+  const longRows: string[][] = [];
+  if (args.profile === 'all' || args.profile === 'long') {
+    const longPages = Number(args['long-pages']);
+    log(`${elapsed()} generating and uploading a ${longPages}-page catalog-like PDF…`);
+    const t0 = Date.now();
+    const long = await publishBook(svc, key, await makeCatalogPdf(longPages), `Long ${longPages} pages.pdf`, { animation_type: args.animation, flip_sound: false }, 60 * 60_000);
+    log(`${elapsed()} converted and published in ${((Date.now() - t0) / 1000).toFixed(1)}s: ${long.url}`);
+    await fetch(long.url);
+    longRows.push(...(await longProfile(browser, long.url, longPages, Number(args.turns))));
+  }
+  if (args.profile === 'long') {
+    printRows(['long-book profile', 'measured', 'goal'], longRows);
+    await browser.close();
+    await svc.stop();
+    process.exit(0);
+  }
   log(`${elapsed()} generating and uploading a ${pageCount}-page PDF…`);
   const pdf = await makePdf({ pages: pageCount, links: true });
   const convertStart = Date.now();
@@ -356,9 +462,8 @@ try {
   const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i]!)).join('  ');
   if (rows.length > 0) log(`\n${line(header)}\n${line(widths.map((w) => '-'.repeat(w)))}\n${rows.map(line).join('\n')}`);
   throttledRows.push(['reader bundle, JS + CSS gzip', kb(sizes.total.gzip), `≤ ${kb(BUNDLE_BUDGET_GZIP)}`]);
-  const tw = [0, 1, 2].map((i) => Math.max(...throttledRows.map((r) => r[i]!.length), ['throttled profile', 'measured', 'goal'][i]!.length));
-  const tline = (cells: string[]) => cells.map((c, i) => c.padEnd(tw[i]!)).join('  ');
-  log(`\n${tline(['throttled profile', 'measured', 'goal'])}\n${tline(tw.map((w) => '-'.repeat(w)))}\n${throttledRows.map(tline).join('\n')}`);
+  printRows(['throttled profile', 'measured', 'goal'], throttledRows);
+  if (longRows.length > 0) printRows(['long-book profile', 'measured', 'goal'], longRows);
 } finally {
   await browser.close();
   await svc.stop();

@@ -56,3 +56,30 @@ export async function makePdf(options: PdfOptions): Promise<Buffer> {
 export async function makePng(width: number, height: number): Promise<Buffer> {
   return sharp({ create: { width, height, channels: 4, background: { r: 200, g: 30, b: 60, alpha: 1 } } }).png().toBuffer();
 }
+
+/**
+ * A catalog-like PDF: every page a full-bleed photo-like picture (smooth colour blobs, so its renditions
+ * weigh what a real catalog page does: about 10-25 KB at 320 px, 100-200 KB at 1024 px) under "Page N of M".
+ * The picture is embedded once and drawn on every page, so a 400-page book is a small file that converts
+ * like a long catalog.
+ */
+export async function makeCatalogPdf(pages: number): Promise<Buffer> {
+  const [width, height] = [595, 842];
+  // Random colours on a coarse grid, enlarged with a smooth kernel, then fine grain: a photo's detail.
+  const grid = Buffer.alloc(24 * 34 * 3);
+  let seed = 7;
+  for (let i = 0; i < grid.length; i++) grid[i] = (seed = (seed * 1103515245 + 12345) & 0x7fffffff) % 256;
+  const smooth = await sharp(grid, { raw: { width: 24, height: 34, channels: 3 } }).resize(1240, 1754, { kernel: 'cubic' }).raw().toBuffer();
+  for (let i = 0; i < smooth.length; i++) smooth[i] = Math.max(0, Math.min(255, smooth[i]! + (((seed = (seed * 1103515245 + 12345) & 0x7fffffff) % 48) - 24)));
+  const photo = await sharp(smooth, { raw: { width: 1240, height: 1754, channels: 3 } }).jpeg({ quality: 80 }).toBuffer();
+  const doc = await PDFDocument.create();
+  const font = await doc.embedFont(StandardFonts.HelveticaBold);
+  const image = await doc.embedJpg(photo);
+  for (let n = 1; n <= pages; n++) {
+    const page = doc.addPage([width, height]);
+    page.drawImage(image, { x: 0, y: 0, width, height });
+    page.drawRectangle({ x: 40, y: height - 130, width: 360, height: 70, color: rgb(1, 1, 1) });
+    page.drawText(`Page ${n} of ${pages}`, { x: 56, y: height - 108, size: 30, font, color: rgb(0.1, 0.1, 0.4) });
+  }
+  return Buffer.from(await doc.save());
+}

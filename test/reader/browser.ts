@@ -5,7 +5,7 @@
 import { existsSync } from 'node:fs';
 import { mkdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
-import { chromium, type Browser, type BrowserContext, type BrowserContextOptions, type Page } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext, type BrowserContextOptions, type CDPSession, type Page } from 'playwright-core';
 import { uploadFile, waitForBatch, type TestService } from '../helpers.ts';
 
 export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
@@ -125,4 +125,136 @@ export async function updateBook(svc: TestService, key: string, randomId: string
   const res = await svc.request('PUT', `/v1/books/${randomId}`, { key, body: { status: 'publish', ...settings } });
   if (res.status !== 200) throw new Error(`publishing failed: ${res.text}`);
   return res.body.data;
+}
+
+/** A phone at DPR 3 with touch (the throttled profiles of issues 16 and 31). */
+export const PHONE_3X = { viewport: PHONE, deviceScaleFactor: 3, isMobile: true, hasTouch: true };
+
+/** Emulates a network of `downKbit` kbit/s (up and down) and `latency` ms through CDP. */
+export async function throttle(cdp: CDPSession, downKbit: number, latency: number): Promise<void> {
+  await cdp.send('Network.enable');
+  const bytes = (downKbit * 1024) / 8;
+  await cdp.send('Network.emulateNetworkConditions', { offline: false, latency, downloadThroughput: bytes, uploadThroughput: bytes });
+}
+
+export interface SkimResult {
+  /** Turns where, 80 ms after the turn, a page it asked for had no image on screen, or any frame showed a page without one. */
+  white: number;
+  /** Turns whose pages showed a sharp rendition (wider than 400 px) before the next turn, and how long that took. */
+  sharpBefore: number;
+  sharpMs: number[];
+  /** ms from the last turn until its pages were sharp (the reader stopped there). */
+  lastSharpMs: number;
+}
+
+/**
+ * Skims as a reader does: a turn (the next button) every `everyMs` ms, `turns` times, all timed in the page.
+ * A turn is white when 80 ms after it a page it asked for is not on screen with an image drawn (a blank page,
+ * or the previous view still there because the new one has nothing to show), or when any frame in the turn
+ * shows a page without an image.
+ */
+export async function skim(page: Page, turns: number, everyMs = 300): Promise<SkimResult> {
+  return page.evaluate(([count, every]) => new Promise<SkimResult>((resolve) => {
+    const root = document.documentElement;
+    const drawn = (n: string) => {
+      const el = document.querySelector<HTMLElement>(`#stage .page[data-page="${n}"]:not(.blank)`);
+      return Boolean(el?.isConnected && el.getBoundingClientRect().width > 0 && [...el.querySelectorAll('img')].some((img) => img.complete && img.naturalWidth > 1));
+    };
+    const sharpOn = (n: string) => [...document.querySelectorAll<HTMLImageElement>(`#stage .page[data-page="${n}"] img.hi.ready`)].some((img) => img.naturalWidth > 400);
+    let frameWhite = false;
+    let done = false;
+    const frame = () => {
+      for (const el of document.querySelectorAll<HTMLElement>('#stage .page:not(.blank)')) {
+        const box = el.getBoundingClientRect();
+        if (box.width === 0 || box.bottom < 0 || box.top > innerHeight) continue;
+        if (![...el.querySelectorAll('img')].some((img) => img.complete && img.naturalWidth > 1)) frameWhite = true;
+      }
+      if (!done) requestAnimationFrame(frame);
+    };
+    requestAnimationFrame(frame);
+    let white = 0;
+    let sharpBefore = 0;
+    const sharpMs: number[] = [];
+    let turn = 0;
+    const next = () => {
+      turn++;
+      frameWhite = false;
+      const t0 = performance.now();
+      document.getElementById('next')!.click();
+      const asked = (root.dataset.visible ?? '').split(',').filter(Boolean);
+      let got = false;
+      const poll = () => {
+        if (!got && asked.every(sharpOn)) {
+          got = true;
+          sharpMs.push(performance.now() - t0);
+        }
+        if (performance.now() - t0 < every - 5) requestAnimationFrame(poll);
+      };
+      requestAnimationFrame(poll);
+      setTimeout(() => {
+        if (!asked.every(drawn) || frameWhite) white++;
+      }, 80);
+      setTimeout(() => {
+        if (got) sharpBefore++;
+        if (turn < count) return next();
+        const last = () => {
+          if (asked.every(sharpOn) || performance.now() - t0 > 30_000) {
+            done = true;
+            resolve({ white, sharpBefore, sharpMs, lastSharpMs: performance.now() - t0 });
+          } else requestAnimationFrame(last);
+        };
+        last();
+      }, every);
+    };
+    next();
+  }), [turns, everyMs] as const);
+}
+
+/**
+ * What the reader holds: DOM nodes and JS heap after a forced GC, and the pixels of every image element
+ * alive (detached ones too, found with Runtime.queryObjects) at 4 bytes a pixel, their decoded size.
+ * `cdp` must have Performance enabled.
+ */
+export async function memorySample(cdp: CDPSession): Promise<{ nodes: number; heap: number; imageBytes: number; images: number }> {
+  await cdp.send('HeapProfiler.collectGarbage');
+  const usage = await cdp.send('Runtime.getHeapUsage');
+  const metrics = await cdp.send('Performance.getMetrics');
+  const nodes = metrics.metrics.find((m) => m.name === 'Nodes')?.value ?? 0;
+  const proto = await cdp.send('Runtime.evaluate', { expression: 'HTMLImageElement.prototype' });
+  const all = await cdp.send('Runtime.queryObjects', { prototypeObjectId: proto.result.objectId! });
+  const sum = await cdp.send('Runtime.callFunctionOn', {
+    objectId: all.objects.objectId!,
+    functionDeclaration: 'function () { let bytes = 0; let count = 0; for (const img of this) if (img.complete && img.naturalWidth > 1) { bytes += img.naturalWidth * img.naturalHeight * 4; count++; } return [bytes, count]; }',
+    returnByValue: true,
+  });
+  await cdp.send('Runtime.releaseObject', { objectId: all.objects.objectId! });
+  await cdp.send('Runtime.releaseObject', { objectId: proto.result.objectId! });
+  const [imageBytes, images] = sum.result.value as [number, number];
+  return { nodes, heap: usage.usedSize, imageBytes, images };
+}
+
+/** Counts the page's image requests in flight; `idle()` resolves once none is (what the reader prefetches has arrived). */
+export function imageRequests(page: Page): { idle(timeoutMs?: number): Promise<void> } {
+  const inFlight = new Set<unknown>();
+  let wake: (() => void) | null = null;
+  const end = (request: unknown) => {
+    inFlight.delete(request);
+    if (inFlight.size === 0) wake?.();
+  };
+  page.on('request', (request) => request.resourceType() === 'image' && !request.url().startsWith('data:') && inFlight.add(request));
+  page.on('requestfinished', end);
+  page.on('requestfailed', end);
+  return {
+    async idle(timeoutMs = 30_000) {
+      if (inFlight.size === 0) return;
+      await new Promise<void>((resolve, reject) => {
+        const timer = setTimeout(() => reject(new Error(`${inFlight.size} image requests still in flight`)), timeoutMs);
+        wake = () => {
+          clearTimeout(timer);
+          wake = null;
+          resolve();
+        };
+      });
+    },
+  };
 }

@@ -208,6 +208,8 @@ function start(): void {
     else input.value = String(current);
   });
   input.addEventListener('blur', () => (input.value = String(current)));
+  // The page being typed is a jump target: its stand-in is fetched while the reader types.
+  input.addEventListener('input', () => pages.prefetch(parseInt(input.value, 10)));
 
   zoomIn?.addEventListener('click', () => view?.kind === 'paged' && zoom.step(1));
   zoomOut?.addEventListener('click', () => zoom.step(-1));

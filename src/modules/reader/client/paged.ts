@@ -112,10 +112,10 @@ export class PagedView {
     if (this.index >= 0) this.render(this.index);
   }
 
-  /** Size of page n inside a slot. `sharp`: load its sharp image now (false for preloads). */
-  private place(n: number, sharp = true): HTMLElement {
+  /** Page n's element, sized for a slot (its images load as Pages.focus decides). */
+  private place(n: number): HTMLElement {
     const size = fit(this.slotW, this.slotH, this.pages.ratio(n));
-    const el = this.pages.get(n, size.width, size.height, sharp);
+    const el = this.pages.get(n, size.width, size.height);
     el.style.top = '';
     return el;
   }
@@ -164,9 +164,11 @@ export class PagedView {
     this.finish();
     const target = this.viewOf(page);
     if (target === this.target && this.viewEl) return false;
+    const direction = this.target < 0 ? 1 : Math.sign(target - this.target);
     this.target = target;
     const ticket = ++this.ticket;
     const numbers = this.pagesOf(target).filter((n): n is number => n !== null);
+    this.focus(target, direction);
     for (const n of numbers) this.place(n);
     const go = (): void => {
       if (ticket !== this.ticket) return;
@@ -185,14 +187,22 @@ export class PagedView {
     return true;
   }
 
-  /** Loads the views in order of need (next, previous, the one after next) once the current one is shown. */
+  /** Tells Pages what is shown and which way the reader goes: it fetches around it (stand-ins ahead, sharp images). */
+  private focus(view: number, direction: number): void {
+    const ahead = view + (direction < 0 ? -1 : 1);
+    const next = ahead >= 0 && ahead < this.viewCount ? this.pagesOf(ahead) : [];
+    const real = (slots: Slot[]) => slots.filter((n): n is number => n !== null);
+    this.pages.focus(real(this.pagesOf(view)), direction, real(next));
+  }
+
+  /** Sizes the views a turn can reach (next, previous, the one after next) once the current one is shown. */
   private preload(view: number, ticket: number): void {
     const current = this.pagesOf(view).filter((n): n is number => n !== null);
     void Promise.all(current.map((n) => this.pages.ready(n))).then(() => {
       if (ticket !== this.ticket) return;
       for (const v of [view + 1, view - 1, view + 2]) {
         if (v < 0 || v >= this.viewCount) continue;
-        for (const n of this.pagesOf(v)) if (n !== null) this.place(n, false);
+        for (const n of this.pagesOf(v)) if (n !== null) this.place(n);
       }
     });
   }
@@ -397,6 +407,7 @@ export class PagedView {
           running.done = () => this.render(to);
           this.index = to;
           this.target = to;
+          this.focus(to, delta);
           const shiftTo = this.shift(to);
           const shiftFrom = this.shift(from);
           if (shiftFrom !== shiftTo) running.animations.push(this.book.animate([{ translate: shiftFrom }, { translate: shiftTo }], { duration, easing: 'ease-out' }));

@@ -22,6 +22,8 @@ export class ScrollView {
   private width = 0;
   private viewport = 0;
   private readonly shown = new Map<number, HTMLElement>();
+  /** The pages rendered, first and last. */
+  private range: [number, number] = [0, 0];
   private current = 1;
   private frame = 0;
   /** The page a programmatic scroll is heading for: until it arrives, scrolling does not change the current page. */
@@ -126,6 +128,16 @@ export class ScrollView {
     const bottom = this.scroller.scrollTop + 2 * this.viewport;
     const first = this.pageAt(Math.max(0, top));
     const last = this.pageAt(bottom);
+    if (first !== this.range[0] || last !== this.range[1]) {
+      // The pages on screen and the next screenful get their images first (Pages.focus).
+      const onScreen: number[] = [];
+      for (let n = this.pageAt(this.scroller.scrollTop); n <= this.pageAt(this.scroller.scrollTop + this.viewport); n++) onScreen.push(n);
+      const range: number[] = [];
+      for (let n = first; n <= last; n++) range.push(n);
+      const direction = first < this.range[0] ? -1 : 1;
+      this.range = [first, last];
+      this.pages.focus(onScreen, direction, range.filter((n) => !onScreen.includes(n)));
+    }
     for (const [n, el] of this.shown) {
       if (n < first || n > last) {
         el.remove();

@@ -27,7 +27,7 @@ import { brandCspSources, type CspSources } from '../brand/brand.reader.ts';
 import { readerBundle } from './reader.bundle.ts';
 import { ReaderGate, type GateResult } from './reader.gate.ts';
 import { backgroundCss, renderNoticePage, renderReaderPage } from './reader.html.ts';
-import { ReaderService, SEARCH_MAX_QUERY, TEXT_PAGES_PER_REQUEST, downloadPages } from './reader.service.ts';
+import { ReaderService, SEARCH_MAX_QUERY, TEXT_PAGES_PER_REQUEST, downloadPages, type ReaderBook, type ReaderContent } from './reader.service.ts';
 import { prepareDownload, QpdfMissingError } from './pdf-download.ts';
 import { Type } from 'typebox';
 import { Value } from 'typebox/value';
@@ -171,11 +171,9 @@ export const readerRoutes: FastifyPluginAsync<ReaderRoutesOptions> = async (app,
     throw ERRORS.forbidden(refused.message);
   }
 
-  app.get('/read/:randomId', ROUTE, async (request, reply) => {
-    const result = await gate(request, 'page');
-    if (!result.ok) return refuseHtml(request, reply, result);
-    const { book } = result;
-    const [bundle, content] = await Promise.all([readerBundle(), service.content(book)]);
+  /** The reader's page for a book and its content, with its own nonce and the CSP its background and brand need. */
+  async function sendReader(request: FastifyRequest, reply: FastifyReply, book: ReaderBook, content: ReaderContent, frameAncestors: '*' | string[]) {
+    const bundle = await readerBundle();
     const nonce = randomBytes(16).toString('base64');
     const background = backgroundCss(book.settings.background, book.settings.image_display);
     const html = renderReaderPage({
@@ -188,7 +186,14 @@ export const readerRoutes: FastifyPluginAsync<ReaderRoutesOptions> = async (app,
       downloadUrl: `/read/${book.row.randomId}/download`,
     });
     const imageOrigins = background.imageOrigin ? [...assetOrigins, background.imageOrigin] : assetOrigins;
-    return sendHtml(request, reply, 200, html, { nonce, imageOrigins, frameAncestors: result.frameAncestors, extra: brandCspSources(content.brand) });
+    return sendHtml(request, reply, 200, html, { nonce, imageOrigins, frameAncestors, extra: brandCspSources(content.brand) });
+  }
+
+  app.get('/read/:randomId', ROUTE, async (request, reply) => {
+    const result = await gate(request, 'page');
+    if (!result.ok) return refuseHtml(request, reply, result);
+    const { book } = result;
+    return sendReader(request, reply, book, await service.content(book), result.frameAncestors);
   });
 
   /**
@@ -212,22 +217,9 @@ export const readerRoutes: FastifyPluginAsync<ReaderRoutesOptions> = async (app,
     }
     if (!planAllows(book.plan, 'remove_made_with_badge')) settings.made_with_badge_enabled = true;
     const previewed = { ...book, settings };
-    const [bundle, read] = await Promise.all([readerBundle(), service.content(previewed)]);
-    const content = { ...read, data: { ...read.data, preview: true as const } };
-    const nonce = randomBytes(16).toString('base64');
-    const background = backgroundCss(settings.background, settings.image_display);
-    const html = renderReaderPage({
-      book: previewed,
-      content,
-      nonce,
-      scriptUrl: `/reader-assets/${bundle.js.name}`,
-      styleUrl: `/reader-assets/${bundle.css.name}`,
-      bookCss: background.css,
-      downloadUrl: `/read/${book.row.randomId}/download`,
-    });
-    const imageOrigins = background.imageOrigin ? [...assetOrigins, background.imageOrigin] : assetOrigins;
+    const read = await service.content(previewed);
     reply.header('x-robots-tag', 'noindex');
-    await sendHtml(request, reply, 200, html, { nonce, imageOrigins, frameAncestors: ["'self'"], extra: brandCspSources(content.brand) });
+    await sendReader(request, reply, previewed, { ...read, data: { ...read.data, preview: true as const } }, ["'self'"]);
     return reply.header('cache-control', 'no-store');
   });
 

@@ -43,7 +43,7 @@ import type { Browser, BrowserContext, BrowserContextOptions, CDPSession, Page }
 import { bundleSizes, readerBundle, BUNDLE_BUDGET_GZIP } from '../src/modules/reader/reader.bundle.ts';
 import { makeCatalogPdf, makePdf } from '../test/documents.ts';
 import { startService } from '../test/helpers.ts';
-import { CHROMIUM_PATH, DESKTOP, PHONE, PHONE_3X, imageRequests, launchBrowser, memorySample, publishBook, skim, throttle } from '../test/reader/browser.ts';
+import { CHROMIUM_PATH, DESKTOP, PHONE, PHONE_3X, imageRequests, launchBrowser, memorySample, publishBook, skim, throttle, waitForSharp } from '../test/reader/browser.ts';
 
 const { values: args } = parseArgs({
   options: {
@@ -304,10 +304,10 @@ async function longProfile(browser: Browser, url: string, longPages: number, wal
     const page = await context.newPage();
     const cdp = await context.newCDPSession(page);
     await cdp.send('Performance.enable');
-    const images = imageRequests(page);
     await page.goto(`${url}?animation=cut#page=${start}`, { waitUntil: 'domcontentloaded' });
     await settled(page);
-    await images.idle(60_000);
+    // Samples are taken once the reader has stayed: the pages shown are sharp, and all it asked for has come.
+    await waitForSharp(page);
     const first = await memorySample(cdp);
     let peak = { ...first };
     // Runs of 100 turns each way (in views), so the walk covers 100 views around the start and back.
@@ -317,6 +317,7 @@ async function longProfile(browser: Browser, url: string, longPages: number, wal
       await page.keyboard.press(direction);
       await settled(page);
       if (turn % 100 === 0 || turn === walkTurns) {
+        await waitForSharp(page);
         const m = await memorySample(cdp);
         peak = { nodes: Math.max(peak.nodes, m.nodes), heap: Math.max(peak.heap, m.heap), imageBytes: Math.max(peak.imageBytes, m.imageBytes), images: Math.max(peak.images, m.images) };
         log(`    ${turn}/${walkTurns} turns: ${m.nodes} DOM nodes, heap ${mb(m.heap)}, ${m.images} images alive (${mb(m.imageBytes)} decoded)`);

@@ -160,7 +160,8 @@ export async function startService(options: ServiceOptions = {}): Promise<TestSe
     async stop() {
       await runtime.stop();
       if (dropDatabase) await dropDatabase();
-      if (!options.dataDir) await rm(dataDir, { recursive: true, force: true });
+      // A rendition still being written as the service stops can refill a folder while it is removed: retry.
+      if (!options.dataDir) await rm(dataDir, { recursive: true, force: true, maxRetries: 5 });
     },
   };
   return service;

@@ -233,6 +233,23 @@ export async function memorySample(cdp: CDPSession): Promise<{ nodes: number; he
   return { nodes, heap: usage.usedSize, imageBytes, images };
 }
 
+/**
+ * Waits until the reader has stayed on its view: every page shown has its sharp image decoded and none other
+ * on its way (asked for once the reader stops turning), and the reader's loading queue is empty (`data-fetching`:
+ * the stand-ins around and the next view's sharp images have arrived).
+ */
+export async function waitForSharp(page: Page, timeoutMs = 60_000): Promise<void> {
+  await page.waitForFunction(() => {
+    const root = document.documentElement;
+    const visible = (root.dataset.visible ?? '').split(',').filter(Boolean);
+    const sharp = (n: string) => {
+      const his = [...document.querySelectorAll<HTMLImageElement>(`#stage .page[data-page="${n}"] img.hi`)];
+      return his.length === 1 && his[0]!.classList.contains('ready') && his[0]!.naturalWidth > 0;
+    };
+    return visible.length > 0 && visible.every(sharp) && root.dataset.fetching === '0';
+  }, undefined, { timeout: timeoutMs });
+}
+
 /** Counts the page's image requests in flight; `idle()` resolves once none is (what the reader prefetches has arrived). */
 export function imageRequests(page: Page): { idle(timeoutMs?: number): Promise<void> } {
   const inFlight = new Set<unknown>();

@@ -12,7 +12,7 @@ import { after, before, describe, it } from 'node:test';
 import type { Browser, Route } from 'playwright-core';
 import { makeCatalogPdf } from '../documents.ts';
 import { startService, type TestService } from '../helpers.ts';
-import { CHROMIUM_SKIP, DESKTOP, PHONE_3X, imageRequests, launchBrowser, memorySample, publishBook, skim, throttle, waitForReader } from './browser.ts';
+import { CHROMIUM_SKIP, DESKTOP, PHONE_3X, imageRequests, launchBrowser, memorySample, publishBook, skim, throttle, waitForReader, waitForSharp } from './browser.ts';
 
 const PAGES = 160;
 const START = 60;
@@ -98,16 +98,16 @@ describe('the reader on a long book', { skip: CHROMIUM_SKIP }, () => {
   });
 
   for (const [name, options] of [['desktop', { viewport: DESKTOP }], ['phone', PHONE_3X]] as const) {
-    it(`keeps DOM nodes and JS heap (and on the phone decoded images) within 1.5x over 120 turns forward and back (${name})`, async () => {
+    it(`keeps DOM nodes, JS heap and decoded images within 1.5x over 120 turns forward and back (${name})`, async () => {
       const context = await browser.newContext(options);
       try {
         const page = await context.newPage();
         const cdp = await context.newCDPSession(page);
         await cdp.send('Performance.enable');
-        const images = imageRequests(page);
         await page.goto(`${url}?animation=cut#page=${START}`, { waitUntil: 'domcontentloaded' });
         await waitForReader(page);
-        await images.idle(60_000);
+        // Each sample is taken once the reader has stayed: the pages shown are sharp and the next ones' have come.
+        await waitForSharp(page);
         const start = await memorySample(cdp);
         const samples = [];
         // Runs of 40 turns: forward, back past the start, forward again.
@@ -120,13 +120,13 @@ describe('the reader on a long book', { skip: CHROMIUM_SKIP }, () => {
               const visible = (document.documentElement.dataset.visible ?? '').split(',').filter(Boolean);
               return visible.every((n) => document.querySelector<HTMLImageElement>(`#stage .page[data-page="${n}"] img`)?.naturalWidth);
             });
+            // Now and then the reader stays until its pages are sharp (so the pages it turns from have sharp images).
+            if (i % 10 === 8) await waitForSharp(page);
           }
-          await images.idle(60_000);
+          await waitForSharp(page);
           samples.push(await memorySample(cdp));
         }
-        // Decoded images on the desktop are not bounded yet: the previous spread keeps its sharp images while it
-        // is on screen, and measured 24 → 51 MB over 120 turns (docs/benchmarks.md); the phone holds ×1.5.
-        for (const measure of name === 'phone' ? (['nodes', 'heap', 'imageBytes'] as const) : (['nodes', 'heap'] as const)) {
+        for (const measure of ['nodes', 'heap', 'imageBytes'] as const) {
           const peak = Math.max(...samples.map((s) => s[measure]));
           assert.ok(peak <= start[measure] * 1.5, `${measure}: ${start[measure]} at the start, ${samples.map((s) => s[measure]).join(', ')} after each run`);
         }

@@ -129,6 +129,7 @@ export class Loader {
   }
 
   private pump(): void {
+    this.report();
     if (this.queue.length === 0 || this.running.size >= PARALLEL) return;
     this.queue.sort((a, b) => a.need - b.need || a.order - b.order);
     // Prefetches leave one connection free, so the page the reader turns to starts at once.
@@ -139,6 +140,13 @@ export class Loader {
       this.queue.shift();
       this.start(next);
     }
+    this.report();
+  }
+
+  /** The images queued or on their way, on the root element (`data-fetching`): 0 once the reader has all it asked for. */
+  private report(): void {
+    const count = String(this.queue.length + this.running.size);
+    if (document.documentElement.dataset.fetching !== count) document.documentElement.dataset.fetching = count;
   }
 
   private start(task: LoadInternal): void {

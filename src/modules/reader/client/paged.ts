@@ -149,6 +149,8 @@ export class PagedView {
     this.index = view;
     this.target = view;
     for (const n of this.visible()) this.pages.showText(n);
+    // The view left behind is off screen now: its sharp images go (the next view's stay).
+    this.pages.settle();
     this.onShown?.();
   }
 

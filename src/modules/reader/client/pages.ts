@@ -113,6 +113,8 @@ export class Pages {
     const resized = state.width !== width;
     this.size(state, width, height);
     if (this.shown.has(n) && resized) this.sharpen(n, state, Need.ShownSharp);
+    // The next view is sized once the current one is shown: its sharp images come now, as the network allows.
+    else if (this.next.includes(n) && resized) this.sharpen(n, state, Need.NextSharp);
     this.trim();
     return state.el;
   }
@@ -143,20 +145,30 @@ export class Pages {
     for (const [n, state] of this.cache) {
       if (!this.window.has(n)) this.release(state);
       else if (!this.shown.has(n) && !this.next.includes(n)) this.dropSharp(state);
-      // Sharp images are large once decoded (6 MB at 1024 px, 24 MB at 2048): only the pages shown and the
-      // next ones keep theirs (a turn back shows the stand-in while the sharp one comes from the HTTP cache).
-      if (!this.shown.has(n) && !this.next.includes(n) && state.hi && !state.el.isConnected) {
-        state.hi.remove();
-        state.hi = null;
-        state.hiWidth = 0;
-      }
     }
+    this.settle();
     for (const [n, need, rank] of wanted) this.standIn(n, this.state(n), need, rank);
     this.upgrade();
     clearTimeout(this.dwellTimer);
     // Once the reader stays, the pages shown get the rendition the screen wants.
     if (Number.isFinite(this.pace)) this.dwellTimer = window.setTimeout(() => this.upgrade(), this.dwellMs() + 20);
     this.trim();
+  }
+
+  /**
+   * Lets go of the sharp images of the pages neither shown nor next once they are off screen: called on each
+   * turn and again once a turn's animation has ended (the view it left is then off screen). Sharp images are
+   * large once decoded (6 MB at 1024 px, 24 MB at 2048), so decoded memory stays bounded by the pages shown
+   * and the next ones; a page let go of keeps its stand-in, and a turn back shows it until the sharp image
+   * comes back from the HTTP cache.
+   */
+  settle(): void {
+    for (const [n, state] of this.cache) {
+      if (this.shown.has(n) || this.next.includes(n) || !state.hi || state.el.isConnected) continue;
+      state.hi.remove();
+      state.hi = null;
+      state.hiWidth = 0;
+    }
   }
 
   /** Fetches page n's stand-in before others (a page the reader may jump to: the page field). */

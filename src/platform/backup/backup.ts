@@ -140,6 +140,7 @@ export async function backup({ config, storage, to, progress, dumpEmbedded }: Ba
   const databaseFile = path.join(dir, DATABASE_FILES[kind]);
   progress(`Database: snapshot of ${kind === 'postgres' ? 'PostgreSQL (pg_dump)' : 'the embedded database'}…`);
   const tables = kind === 'postgres' ? await dumpPostgres(config.database.url, databaseFile) : await dumpEmbedded(databaseFile);
+  await chmod(databaseFile, 0o600);
   const dumped = await sha256File(databaseFile);
   progress(`Database: ${Object.keys(tables).length} tables, ${sum(tables)} rows, ${mb(dumped.bytes)}.`);
 
@@ -298,7 +299,7 @@ export async function restore({ config, storage, from, progress, embeddedExists,
   } else if (manifest.secret_key) {
     progress(`Secret key: SECRET_KEY is set, so the backup's ${manifest.secret_key.file} is not used; webhook secrets and reader sessions need the key they were made with.`);
   } else {
-    progress('Secret key: the backup has none (SECRET_KEY was set): start the service with the same SECRET_KEY.');
+    progress('Secret key: none in the backup (SECRET_KEY was set, or DATA_DIR had no secret.key): start the service with the SECRET_KEY it ran with.');
   }
   progress(`Restore complete in ${((Date.now() - started) / 1000).toFixed(1)} s.`);
   return manifest;

@@ -7,10 +7,7 @@ import { SCOPES } from '../platform/auth/scopes.ts';
 import { PLANS } from '../platform/auth/plans.ts';
 import { ROLES } from '../platform/auth/roles.ts';
 import { ConfigError, loadConfig, type Config } from '../platform/config/env.ts';
-import { readdir } from 'node:fs/promises';
 import { backup, restore, type Manifest } from '../platform/backup/backup.ts';
-import { loadPgliteSnapshot } from '../platform/db/database.ts';
-import { acquireDataDirLock } from '../platform/db/data-dir-lock.ts';
 import { createStorage } from '../platform/storage/index.ts';
 import { startRuntime } from '../runtime.ts';
 import { connectAdmin } from './admin-client.ts';
@@ -304,15 +301,6 @@ program
       storage: createStorage(cfg),
       from: o.from,
       progress: progressTo(o.json),
-      embeddedExists: async () => cfg.database.kind === 'pglite' && (await readdir(cfg.database.dataDir).catch(() => [])).length > 0,
-      loadEmbedded: async (tarball) => {
-        const release = acquireDataDirLock(cfg.dataDir);
-        try {
-          return await loadPgliteSnapshot((cfg.database as { dataDir: string }).dataDir, tarball);
-        } finally {
-          release();
-        }
-      },
     });
     output(o.json, summary(manifest), () => undefined);
   });

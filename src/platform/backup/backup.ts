@@ -23,7 +23,8 @@ import { pipeline } from 'node:stream/promises';
 import { promisify } from 'node:util';
 import pg from 'pg';
 import type { Config } from '../config/env.ts';
-import { countTables, USER_TABLES_SQL } from '../db/database.ts';
+import { acquireDataDirLock } from '../db/data-dir-lock.ts';
+import { countTables, loadPgliteSnapshot, USER_TABLES_SQL } from '../db/database.ts';
 import { assertSafeKey, type Storage } from '../storage/storage.ts';
 
 const run = promisify(execFile);
@@ -212,10 +213,21 @@ export interface RestoreOptions {
   storage: Storage;
   from: string;
   progress: Progress;
-  /** PGlite: true when DATA_DIR already holds an embedded database. */
-  embeddedExists: () => Promise<boolean>;
-  /** PGlite: creates the database from the tarball and returns the row counts it then has. */
-  loadEmbedded: (tarball: Blob) => Promise<Record<string, number>>;
+}
+
+/** PGlite: true when DATA_DIR already holds an embedded database. */
+async function embeddedExists(dataDir: string): Promise<boolean> {
+  return !(await isEmptyDirectory(dataDir));
+}
+
+/** PGlite: creates the database from the tarball, holding the data-directory lock, and returns its row counts. */
+async function loadEmbedded(config: Readonly<Config>, tarball: Blob): Promise<Record<string, number>> {
+  const release = acquireDataDirLock(config.dataDir);
+  try {
+    return await loadPgliteSnapshot((config.database as { dataDir: string }).dataDir, tarball);
+  } finally {
+    release();
+  }
 }
 
 async function postgresTables(url: string): Promise<string[]> {
@@ -238,7 +250,7 @@ async function postgresCounts(url: string): Promise<Record<string, number>> {
   }
 }
 
-export async function restore({ config, storage, from, progress, embeddedExists, loadEmbedded }: RestoreOptions): Promise<Manifest> {
+export async function restore({ config, storage, from, progress }: RestoreOptions): Promise<Manifest> {
   const started = Date.now();
   const dir = path.resolve(from);
   const manifest = await readManifest(dir);
@@ -251,7 +263,7 @@ export async function restore({ config, storage, from, progress, embeddedExists,
   if (kind === 'postgres') {
     const existing = await postgresTables(config.database.url);
     if (existing.length > 0) throw new BackupError(`The target database already has ${existing.length} tables (${existing.slice(0, 3).join(', ')}…): restore needs an empty database. Create a new one (createdb) and point DATABASE_URL at it.`);
-  } else if (await embeddedExists()) {
+  } else if (await embeddedExists(config.database.dataDir)) {
     throw new BackupError(`${config.database.dataDir} already holds a database: restore needs an empty deployment. Point DATA_DIR at a new directory.`);
   }
   if ((await storage.list('')).length > 0) throw new BackupError(`The target ${storage.kind === 's3' ? 'bucket' : 'file storage'} already has files: restore needs an empty deployment.`);
@@ -272,7 +284,7 @@ export async function restore({ config, storage, from, progress, embeddedExists,
     await run('pg_restore', ['--no-owner', '--no-privileges', '--exit-on-error', '--single-transaction', `--dbname=${config.database.url}`, path.join(dir, manifest.database.file)], { maxBuffer: 16 * 1024 * 1024 });
     restored = await postgresCounts(config.database.url);
   } else {
-    restored = await loadEmbedded(new Blob([await readFile(path.join(dir, manifest.database.file))]));
+    restored = await loadEmbedded(config, new Blob([await readFile(path.join(dir, manifest.database.file))]));
   }
   const differences = Object.entries(manifest.database.tables).filter(([table, n]) => restored[table] !== n).map(([table, n]) => `${table}: ${restored[table] ?? 'missing'} rows, backup has ${n}`);
   if (differences.length > 0) throw new BackupError(`The restored database differs from the manifest:\n  ${differences.join('\n  ')}`);

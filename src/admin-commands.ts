@@ -4,6 +4,11 @@
  * way the same code does the work.
  */
 import type { AdminCommands } from './platform/admin/admin-channel.ts';
+import { createWriteStream } from 'node:fs';
+import path from 'node:path';
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
+import type { Database } from './platform/db/database.ts';
 import type { Services } from './services.ts';
 import { OPERATOR } from './modules/workspaces/audit-trail.service.ts';
 
@@ -14,9 +19,18 @@ const int = (v: unknown): number => {
   return n;
 };
 
-export function createAdminCommands(services: Services): AdminCommands {
+export function createAdminCommands(services: Services, database?: Database): AdminCommands {
   const { workspaces } = services;
   return {
+    // `flipbook backup` on the embedded database: the process that holds it dumps it (backup.ts).
+    'backup.snapshot': async (a) => {
+      const file = str(a.file);
+      if (!database?.snapshot) throw new Error('backup.snapshot is for the embedded database; on PostgreSQL the CLI runs pg_dump');
+      if (!file || !path.isAbsolute(file)) throw new Error('backup.snapshot needs an absolute file path');
+      const { tables, tarball } = await database.snapshot();
+      await pipeline(Readable.fromWeb(tarball.stream() as never), createWriteStream(file, { flags: 'wx', mode: 0o600 }));
+      return { tables };
+    },
     'workspaces.create': async (a) => workspaces.createWorkspace({ name: str(a.name) ?? '', plan: str(a.plan), slug: str(a.slug) }),
     'workspaces.list': async () => workspaces.listWorkspaces(),
     'workspaces.set-plan': async (a) => workspaces.setPlan(int(a.id), str(a.plan) ?? ''),

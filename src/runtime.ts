@@ -160,7 +160,7 @@ export async function startRuntime(config: Readonly<Config>, options: RuntimeOpt
     }
 
     if (options.adminChannel ?? embeddedOnDisk) {
-      const channel = new AdminChannel(createAdminCommands(services), logger.child({ component: 'admin' }));
+      const channel = new AdminChannel(createAdminCommands(services, database), logger.child({ component: 'admin' }));
       await channel.listen(adminSocketPath(config.dataDir));
       cleanups.push(() => channel.close());
     }

@@ -14,7 +14,8 @@ import { startRuntime, type Runtime } from '../runtime.ts';
 
 export interface AdminClient {
   via: 'service' | 'direct';
-  run(command: string, args?: Record<string, unknown>): Promise<unknown>;
+  /** `timeoutMs`: how long a command through the service may take (30 s by default; a backup's snapshot takes longer). */
+  run(command: string, args?: Record<string, unknown>, timeoutMs?: number): Promise<unknown>;
   close(): Promise<void>;
 }
 
@@ -30,7 +31,7 @@ async function direct(config: Readonly<Config>): Promise<AdminClient> {
     adminChannel: false,
     logger: createLogger({ LOG_LEVEL: 'warn', LOG_PRETTY: false }),
   });
-  const commands = createAdminCommands(runtime.services);
+  const commands = createAdminCommands(runtime.services, runtime.database);
   return {
     via: 'direct',
     async run(command, args = {}) {
@@ -47,7 +48,7 @@ export async function connectAdmin(config: Readonly<Config>): Promise<AdminClien
   const socket = adminSocketPath(config.dataDir);
   try {
     await callAdmin(socket, 'workspaces.list', {});
-    return { via: 'service', run: (command, args = {}) => callAdmin(socket, command, args), close: async () => undefined };
+    return { via: 'service', run: (command, args = {}, timeoutMs) => callAdmin(socket, command, args, timeoutMs), close: async () => undefined };
   } catch (error) {
     if (!isNoListener(error)) throw error;
   }

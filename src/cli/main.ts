@@ -7,6 +7,8 @@ import { SCOPES } from '../platform/auth/scopes.ts';
 import { PLANS } from '../platform/auth/plans.ts';
 import { ROLES } from '../platform/auth/roles.ts';
 import { ConfigError, loadConfig, type Config } from '../platform/config/env.ts';
+import { backup, restore, type Manifest } from '../platform/backup/backup.ts';
+import { createStorage } from '../platform/storage/index.ts';
 import { startRuntime } from '../runtime.ts';
 import { connectAdmin } from './admin-client.ts';
 import { printTable } from './output.ts';
@@ -22,6 +24,16 @@ async function withAdmin<T>(run: (admin: Awaited<ReturnType<typeof connectAdmin>
   } finally {
     await admin.close();
   }
+}
+
+/** Progress as it goes: on stdout, or on stderr when stdout carries --json. */
+function progressTo(json: boolean | undefined): (line: string) => void {
+  return (line) => (json ? process.stderr : process.stdout).write(`${line}\n`);
+}
+
+/** The manifest without its per-file list, for --json. */
+function summary(manifest: Manifest) {
+  return { ...manifest, files: { ...manifest.files, entries: undefined } };
 }
 
 function output(json: boolean | undefined, value: unknown, human: () => void): void {
@@ -257,6 +269,40 @@ mailCommand
       if (rows.length === 0) process.stdout.write('No messages.\n');
       for (const m of rows) process.stdout.write(`#${m.id}  ${m.created_at}  ${m.status}  to ${m.to}\n  ${m.subject}\n\n${m.text.replace(/^/gm, '    ')}\n\n`);
     });
+  });
+
+program
+  .command('backup')
+  .description('Snapshot the database and every stored file into a new directory, with a manifest of counts and SHA-256 checksums, while the service runs.')
+  .requiredOption('--to <dir>', 'a new or empty directory')
+  .option('--json', 'print the manifest as JSON (progress goes to stderr)')
+  .action(async (o: { to: string; json?: boolean }) => {
+    const cfg = config();
+    const manifest = await backup({
+      config: cfg,
+      storage: createStorage(cfg),
+      to: o.to,
+      progress: progressTo(o.json),
+      // The embedded database is dumped by the process that holds it: the running service, or this one.
+      dumpEmbedded: async (file) => ((await withAdmin((a) => a.run('backup.snapshot', { file }, 60 * 60_000))) as { tables: Record<string, number> }).tables,
+    });
+    output(o.json, summary(manifest), () => undefined);
+  });
+
+program
+  .command('restore')
+  .description('Bring a backup into an empty deployment (a new DATA_DIR, or an empty PostgreSQL database and storage); checks every checksum first.')
+  .requiredOption('--from <dir>', 'a directory written by flipbook backup')
+  .option('--json', 'print a summary as JSON (progress goes to stderr)')
+  .action(async (o: { from: string; json?: boolean }) => {
+    const cfg = config();
+    const manifest = await restore({
+      config: cfg,
+      storage: createStorage(cfg),
+      from: o.from,
+      progress: progressTo(o.json),
+    });
+    output(o.json, summary(manifest), () => undefined);
   });
 
 try {

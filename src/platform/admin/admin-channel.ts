@@ -83,9 +83,9 @@ export class AdminCommandError extends Error {
 }
 
 /** Sends one command to a running service; rejects with ECONNREFUSED/ENOENT when none listens. */
-export function callAdmin(socketPath: string, command: string, args: Record<string, unknown>): Promise<unknown> {
+export function callAdmin(socketPath: string, command: string, args: Record<string, unknown>, timeoutMs = 30_000): Promise<unknown> {
   return new Promise((resolve, reject) => {
-    const request = http.request({ socketPath, path: '/', method: 'POST', headers: { 'content-type': 'application/json' }, timeout: 30_000 }, (response) => {
+    const request = http.request({ socketPath, path: '/', method: 'POST', headers: { 'content-type': 'application/json' }, timeout: timeoutMs }, (response) => {
       let raw = '';
       response.setEncoding('utf8');
       response.on('data', (chunk) => (raw += chunk));
@@ -99,7 +99,7 @@ export function callAdmin(socketPath: string, command: string, args: Record<stri
         }
       });
     });
-    request.on('timeout', () => request.destroy(new Error('The service did not answer the admin command within 30 s')));
+    request.on('timeout', () => request.destroy(new Error(`The service did not answer the admin command within ${Math.round(timeoutMs / 1000)} s`)));
     request.on('error', reject);
     request.end(JSON.stringify({ command, args }));
   });

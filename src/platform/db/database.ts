@@ -59,7 +59,29 @@ export interface Database {
   lane(name: string): Db;
   /** PGlite: per lane, how long operations waited for the connection and ran. Null on PostgreSQL. */
   laneStats(): Record<string, LaneStats> | null;
+  /**
+   * PGlite: the rows of every table counted and the data directory dumped as a gzipped tarball, in one turn on
+   * the connection, so no other statement runs between them (a consistent snapshot, backup.ts). Null on PostgreSQL,
+   * which pg_dump snapshots instead.
+   */
+  snapshot: (() => Promise<{ tables: Record<string, number>; tarball: Blob }>) | null;
   close(): Promise<void>;
+}
+
+/** Every table of the application, pg-boss and Drizzle's journal (partitions counted in their parent). */
+export const USER_TABLES_SQL = `select n.nspname || '.' || c.relname as name from pg_class c join pg_namespace n on n.oid = c.relnamespace
+  where c.relkind in ('r', 'p') and not c.relispartition and n.nspname not in ('pg_catalog', 'information_schema') and n.nspname not like 'pg\\_%'
+  order by 1`;
+
+/** Row counts of every table, through any query function (one client or a transaction, so one snapshot). */
+export async function countTables(query: (text: string) => Promise<{ rows: unknown[] }>): Promise<Record<string, number>> {
+  const tables: Record<string, number> = {};
+  for (const { name } of (await query(USER_TABLES_SQL)).rows as { name: string }[]) {
+    const quoted = name.split('.').map((part) => `"${part.replaceAll('"', '""')}"`).join('.');
+    const { rows } = await query(`select count(*)::int as n from ${quoted}`);
+    tables[name] = (rows[0] as { n: number }).n;
+  }
+  return tables;
 }
 
 export type DatabaseTarget = { kind: 'pglite'; dataDir: string | 'memory' } | { kind: 'postgres'; url: string; poolSize?: number };
@@ -91,6 +113,17 @@ function loadPgliteArtifacts() {
     pgliteArtifacts = null;
   });
   return pgliteArtifacts;
+}
+
+/** Creates an embedded database in `dataDir` from a snapshot's tarball (restore) and returns its row counts. */
+export async function loadPgliteSnapshot(dataDir: string, tarball: Blob): Promise<Record<string, number>> {
+  mkdirSync(dataDir, { recursive: true });
+  const client = await PGlite.create(dataDir, { ...(await loadPgliteArtifacts()), loadDataDir: tarball });
+  try {
+    return await countTables((text) => client.query(text));
+  } finally {
+    await client.close();
+  }
 }
 
 async function openPglite(dataDir: string): Promise<Database> {
@@ -126,6 +159,12 @@ async function openPglite(dataDir: string): Promise<Database> {
     pool: null,
     lane: laneDb,
     laneStats: () => turns.stats(),
+    snapshot: () =>
+      turns.run('default', async () => {
+        const tables = await countTables((text) => client.query(text));
+        await client.query('checkpoint');
+        return { tables, tarball: await client.dumpDataDir('gzip') };
+      }),
     async migrate() {
       await migratePglite(db as never, { migrationsFolder: MIGRATIONS_DIR });
     },
@@ -166,6 +205,7 @@ async function openPostgres(url: string, poolSize: number): Promise<Database> {
     pool,
     lane: () => db,
     laneStats: () => null,
+    snapshot: null,
     async migrate() {
       // Several processes may start together: one migrates, the others wait for it.
       const client = await pool.connect();

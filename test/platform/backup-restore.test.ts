@@ -85,7 +85,7 @@ async function pageImages(pages: { images: { url: string }[] }[]): Promise<Recor
 }
 
 describe('flipbook backup and restore', () => {
-  it('backs up a running deployment while readers send events and restores it into an empty one', async () => {
+  it('backs up a running deployment while readers send events and a conversion runs, and restores it into an empty one', async () => {
     const source = await deployment();
     const target = await deployment();
     const receiver = await startReceiver();
@@ -139,6 +139,11 @@ describe('flipbook backup and restore', () => {
         }
       })();
       await eventually(async () => acknowledged.length >= 3);
+      // And a conversion is running: the backup catches its batch half done, and the restored deployment finishes it.
+      const converting = await uploadFile(svc, ws.key, await makePdf({ pages: 80 }), 'converting.pdf');
+      assert.equal(converting.status, 202, converting.text);
+      const convertingBatch: string = converting.body.data.batch_id;
+      await eventually(async () => (await svc!.request('GET', `/v1/batches/${convertingBatch}`, { key: ws.key })).body?.data?.status === 'processing');
       const backupStarted = Date.now();
       const backupDir = path.join(source.dataDir, '..', `${path.basename(source.dataDir)}-backup`);
       const { stdout, stderr } = await source.cli('backup', '--to', backupDir, '--json');
@@ -189,6 +194,11 @@ describe('flipbook backup and restore', () => {
       const logo: string = actual.brand.data.brand.logo;
       assert.match(logo, /^ORIGIN\//);
       assert.equal((await fetch(logo.replace('ORIGIN', restored.url))).status, 200);
+
+      // The conversion the backup caught in flight is finished by the restored deployment's worker.
+      const finished = await waitForBatch(restored, ws.key, convertingBatch, 240_000);
+      assert.equal(finished.status, 'completed', JSON.stringify(finished));
+      assert.equal(finished.books[0].page_count, 80);
 
       // No event acknowledged before the backup began is lost (those after it may or may not be in it).
       for (const { session } of before) {

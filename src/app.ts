@@ -60,6 +60,7 @@ import type { Services } from './services.ts';
 import { contentRoutes } from './modules/content/content.routes.ts';
 import { LiveItemsService, liveItemsRoutes } from './modules/content/live-items.ts';
 import { applicationRoutes } from './modules/application/application.routes.ts';
+import { lazySerializers } from './platform/http/lazy-serializers.ts';
 
 export interface AppDependencies {
   config: Readonly<Config>;
@@ -99,6 +100,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
     frameworkErrors: handleError,
     clientErrorHandler,
     ajv: { customOptions: { allErrors: true, coerceTypes: 'array', removeAdditional: false, useDefaults: true } },
+    schemaController: { compilersFactory: { buildSerializer: lazySerializers() } },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   const limits: RateLimits = {

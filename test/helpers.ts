@@ -14,6 +14,7 @@ import { loadConfig, type Env } from '../src/platform/config/env.ts';
 import type { DatabaseTarget } from '../src/platform/db/database.ts';
 import { startRuntime, type BootstrapInfo, type Runtime } from '../src/runtime.ts';
 import { createLogger } from '../src/platform/logger.ts';
+import { pgliteTemplate, postgresTemplate } from './database-template.ts';
 
 export const usingPostgres = Boolean(process.env.DATABASE_URL);
 
@@ -26,14 +27,30 @@ export async function freePort(): Promise<number> {
   return port;
 }
 
-/** A scratch database on the PostgreSQL server, dropped by the returned function. */
-export async function scratchPostgres(): Promise<{ url: string; drop: () => Promise<void> }> {
+/**
+ * A scratch database on the PostgreSQL server, dropped by the returned function: empty, or with `migrated` a copy of
+ * the migrated template (database-template.ts).
+ */
+export async function scratchPostgres(options: { migrated?: boolean } = {}): Promise<{ url: string; drop: () => Promise<void> }> {
   const base = new URL(process.env.DATABASE_URL!);
   const name = `flipbook_test_${process.pid}_${Math.random().toString(36).slice(2, 10)}`;
+  const template = options.migrated ? await postgresTemplate(base.toString()) : null;
   const admin = new pg.Client({ connectionString: base.toString() });
   await admin.connect();
-  await admin.query(`create database ${name}`);
-  await admin.end();
+  try {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await admin.query(`create database ${name}${template ? ` template ${template}` : ''}`);
+        break;
+      } catch (error) {
+        // 55006: the template's last connection (the one that made it) has not quite ended yet.
+        if ((error as { code?: string }).code !== '55006' || attempt === 20) throw error;
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    }
+  } finally {
+    await admin.end();
+  }
   const url = new URL(base.toString());
   url.pathname = `/${name}`;
   return {
@@ -95,11 +112,12 @@ export async function startService(options: ServiceOptions = {}): Promise<TestSe
   let database = options.database;
   if (!database) {
     if (usingPostgres) {
-      const scratch = await scratchPostgres();
+      const scratch = await scratchPostgres({ migrated: true });
       dropDatabase = scratch.drop;
       database = { kind: 'postgres', url: scratch.url, poolSize: 5 };
     } else {
-      database = { kind: 'pglite', dataDir: options.dataDir ? path.join(dataDir, 'pglite') : 'memory' };
+      // On disk (a test that restarts the service on the same data), the first start makes its database itself.
+      database = options.dataDir ? { kind: 'pglite', dataDir: path.join(dataDir, 'pglite') } : { kind: 'pglite', dataDir: 'memory', template: await pgliteTemplate() };
     }
   }
   const port = await freePort();

@@ -14,9 +14,9 @@ import type { Browser, Page } from 'playwright-core';
 import { magicLinks } from '../../src/modules/access/access.tables.ts';
 import { makePdf } from '../documents.ts';
 import { startService, type TestService } from '../helpers.ts';
-import { CHROMIUM_SKIP, launchBrowser, openTab, publishBook, screenshot, waitForReader } from '../reader/browser.ts';
+import { BROWSER_SKIP, launchBrowser, openTab, publishBook, screenshot, waitForReader } from '../reader/browser.ts';
 
-describe('access gate and embed domains in a browser', { skip: CHROMIUM_SKIP }, () => {
+describe('access gate and embed domains in a browser', { skip: BROWSER_SKIP }, () => {
   let svc: TestService;
   let ws: { id: number; key: string };
   let browser: Browser;

@@ -9,11 +9,11 @@ import { parse } from 'csv-parse/sync';
 import type { Browser } from 'playwright-core';
 import { makePdf } from '../documents.ts';
 import { eventually, startService, type TestService } from '../helpers.ts';
-import { CHROMIUM_SKIP, launchBrowser, openReader, openTab, publishBook, waitForPages } from '../reader/browser.ts';
+import { BROWSER_SKIP, launchBrowser, openReader, openTab, publishBook, waitForPages } from '../reader/browser.ts';
 
 const DESKTOP_CHROME = 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36';
 
-describe('analytics of a visit read in Chromium', { skip: CHROMIUM_SKIP }, () => {
+describe('analytics of a visit read in Chromium', { skip: BROWSER_SKIP }, () => {
   let svc: TestService;
   let browser: Browser;
   let ws: { id: number; key: string };

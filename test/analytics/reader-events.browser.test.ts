@@ -11,12 +11,12 @@ import type { Browser } from 'playwright-core';
 import { auditEvents, interactionEvents, leads, viewEvents } from '../../src/modules/analytics/analytics.tables.ts';
 import { makePdf } from '../documents.ts';
 import { eventually, startService, type TestService } from '../helpers.ts';
-import { CHROMIUM_SKIP, axeViolations, launchBrowser, openReader, openTab, publishBook, screenshot, seriousOrWorse, waitForPages } from '../reader/browser.ts';
+import { BROWSER_SKIP, axeViolations, launchBrowser, openReader, openTab, publishBook, screenshot, seriousOrWorse, waitForPages } from '../reader/browser.ts';
 
 /** Headless Chromium names itself in its user agent, and bots are not counted: present as a desktop Chrome. */
 const DESKTOP_CHROME = 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36';
 
-describe('reader events in Chromium', { skip: CHROMIUM_SKIP }, () => {
+describe('reader events in Chromium', { skip: BROWSER_SKIP }, () => {
   let svc: TestService;
   let browser: Browser;
   let ws: { id: number; key: string };

@@ -11,7 +11,7 @@ import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { makePdf } from '../documents.ts';
 import { startService, type TestService } from '../helpers.ts';
-import { CHROMIUM_SKIP, launchBrowser, openReader, openTab, publishBook, type ReaderTab } from '../reader/browser.ts';
+import { BROWSER_SKIP, launchBrowser, openReader, openTab, publishBook, type ReaderTab } from '../reader/browser.ts';
 import { logoPng, sendBrand } from './brand-helpers.ts';
 
 const ARTIFACTS = path.resolve(import.meta.dirname, '../../artifacts/brand');
@@ -23,7 +23,7 @@ async function shot(page: Page, name: string): Promise<string> {
   return file;
 }
 
-describe('brand take-over in the reader (browser)', { skip: CHROMIUM_SKIP }, () => {
+describe('brand take-over in the reader (browser)', { skip: BROWSER_SKIP }, () => {
   let svc: TestService;
   let browser: Browser;
   let ws: { id: number; key: string };

@@ -10,6 +10,12 @@ import { uploadFile, waitForBatch, type TestService } from '../helpers.ts';
 
 export const CHROMIUM_PATH = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 export const CHROMIUM_SKIP = existsSync(CHROMIUM_PATH) ? false : `Chromium is not installed at ${CHROMIUM_PATH} (apt-get install -y chromium)`;
+/**
+ * The browser suites run once in CI, in its PostgreSQL pass: what they drive is the reader and the screens, and the
+ * API and database behaviour under them has its own tests on both databases. Locally they run on either.
+ */
+export const BROWSER_SKIP: string | false = CHROMIUM_SKIP
+  || (process.env.CI && !process.env.DATABASE_URL ? 'the browser tests run in CI\'s PostgreSQL pass' : false);
 export const ARTIFACTS = path.resolve(import.meta.dirname, '../../artifacts/reader');
 
 export const DESKTOP = { width: 1280, height: 800 };

@@ -13,7 +13,7 @@ import type { Browser } from 'playwright-core';
 import { CORPUS_SKIP, corpus, makePdf } from '../documents.ts';
 import { startService, type TestService } from '../helpers.ts';
 import {
-  CHROMIUM_SKIP, DESKTOP, PHONE, axeViolations, launchBrowser, openReader, openTab, publishBook, screenshot, updateBook,
+  BROWSER_SKIP, DESKTOP, PHONE, axeViolations, launchBrowser, openReader, openTab, publishBook, screenshot, updateBook,
   visiblePages, waitForPages, waitForReader, type ReaderTab,
 } from './browser.ts';
 
@@ -22,7 +22,7 @@ const FEATURES = {
   share_social_media: true, accessibility_enabled: true, animation_type: 'flip', made_with_badge_enabled: true, background: '#2a3b4c',
 };
 
-describe('the reader in a browser', { skip: CHROMIUM_SKIP }, () => {
+describe('the reader in a browser', { skip: BROWSER_SKIP }, () => {
   let svc: TestService;
   let key: string;
   let browser: Browser;

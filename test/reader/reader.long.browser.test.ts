@@ -12,12 +12,12 @@ import { after, before, describe, it } from 'node:test';
 import type { Browser, Route } from 'playwright-core';
 import { makeCatalogPdf } from '../documents.ts';
 import { startService, type TestService } from '../helpers.ts';
-import { CHROMIUM_SKIP, DESKTOP, PHONE_3X, imageRequests, launchBrowser, memorySample, publishBook, skim, throttle, waitForReader, waitForSharp } from './browser.ts';
+import { BROWSER_SKIP, DESKTOP, PHONE_3X, imageRequests, launchBrowser, memorySample, publishBook, skim, throttle, waitForReader, waitForSharp } from './browser.ts';
 
 const PAGES = 160;
 const START = 60;
 
-describe('the reader on a long book', { skip: CHROMIUM_SKIP }, () => {
+describe('the reader on a long book', { skip: BROWSER_SKIP }, () => {
   let svc: TestService;
   let browser: Browser;
   let url: string;

@@ -12,7 +12,7 @@ import { after, before, describe, it } from 'node:test';
 import type { Browser, CDPSession, Page } from 'playwright-core';
 import { makePdf } from '../documents.ts';
 import { startService, type TestService } from '../helpers.ts';
-import { CHROMIUM_SKIP, PHONE, launchBrowser, openReader, openTab, publishBook, screenshot, updateBook, visiblePages as visiblePagesOf, waitForPages, type ReaderTab } from './browser.ts';
+import { BROWSER_SKIP, PHONE, launchBrowser, openReader, openTab, publishBook, screenshot, updateBook, visiblePages as visiblePagesOf, waitForPages, type ReaderTab } from './browser.ts';
 
 /** The throttled profile of the issue: 9 Mbit/s down, 60 ms latency. */
 export async function throttle(cdp: CDPSession, downMbit = 9, latencyMs = 60): Promise<void> {
@@ -49,7 +49,7 @@ async function watchWhitePages(page: Page): Promise<void> {
 
 const whitePages = (page: Page) => page.evaluate(() => (window as unknown as { __white: string[] }).__white);
 
-describe('the reader, as readers judge it', { skip: CHROMIUM_SKIP }, () => {
+describe('the reader, as readers judge it', { skip: BROWSER_SKIP }, () => {
   let svc: TestService;
   let key: string;
   let browser: Browser;

@@ -11,10 +11,9 @@ import assert from 'node:assert/strict';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { freePort, startService, type TestService } from '../helpers.ts';
 import { mailedLink } from '../people/people-helpers.ts';
-import { CHROMIUM_SKIP, axeViolations, launchBrowser } from '../reader/browser.ts';
+import { BROWSER_SKIP, axeViolations, launchBrowser } from '../reader/browser.ts';
 
-export const WEB_SKIP: string | false = CHROMIUM_SKIP
-  || (process.env.CI && !process.env.DATABASE_URL ? 'the screens\' browser tests run in CI\'s PostgreSQL pass' : false);
+export const WEB_SKIP: string | false = BROWSER_SKIP;
 
 export const DESKTOP = { width: 1280, height: 800 };
 export const NARROW = { width: 360, height: 740 };

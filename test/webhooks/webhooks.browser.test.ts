@@ -9,13 +9,13 @@ import { after, before, describe, it } from 'node:test';
 import type { Browser } from 'playwright-core';
 import { makePdf } from '../documents.ts';
 import { eventually, startService, type TestService } from '../helpers.ts';
-import { CHROMIUM_SKIP, launchBrowser, openReader, openTab, publishBook, waitForPages } from '../reader/browser.ts';
+import { BROWSER_SKIP, launchBrowser, openReader, openTab, publishBook, waitForPages } from '../reader/browser.ts';
 import { startReceiver, verify, type Receiver } from './receiver.ts';
 
 /** Headless Chromium names itself in its user agent, and bots are not counted: present as a desktop Chrome. */
 const DESKTOP_CHROME = 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36';
 
-describe('webhooks from a reader in Chromium', { skip: CHROMIUM_SKIP }, () => {
+describe('webhooks from a reader in Chromium', { skip: BROWSER_SKIP }, () => {
   let svc: TestService;
   let browser: Browser;
   let receiver: Receiver;

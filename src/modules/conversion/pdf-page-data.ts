@@ -7,7 +7,7 @@
 import type { PDFDocumentProxy, PDFPageProxy, PageViewport } from 'pdfjs-dist/legacy/build/pdf.mjs';
 import type { TextContent, TextItem as PdfjsTextItem, TextStyle } from 'pdfjs-dist/types/src/display/api.js';
 import type { NormalisedRect, OutlineEntry, PageLink, TextItem } from './conversion.types.ts';
-import { logicalOrder, stripControls } from './text-order.ts';
+import { horizontalForms, logicalOrder, stripControls } from './text-order.ts';
 
 type Matrix = [number, number, number, number, number, number];
 type Point = [number, number];
@@ -69,19 +69,23 @@ export function normaliseTextContent(content: TextContent, viewport: Pick<PageVi
   for (const raw of content.items) {
     if (!('str' in raw)) continue;
     const item = raw as PdfjsTextItem;
-    const text = stripControls(item.str);
+    const text = horizontalForms(stripControls(item.str));
     if (!text || !text.trim()) continue;
     const t = item.transform as Matrix;
     const style = content.styles[item.fontName];
     const { ascent, descent } = fontMetrics(style);
+    // Vertical writing: pdf.js says so in the font's style and in the run's direction
+    // ("ttb"), and measures the run's advance in its height, never its width.
+    const vertical = Boolean(style?.vertical) || item.dir === 'ttb';
+    const em = vertical ? Math.hypot(t[2], t[3]) || Math.hypot(t[0], t[1]) : Math.hypot(t[0], t[1]) || Math.hypot(t[2], t[3]);
+    // A run painted with no advance (zero-width glyph metrics) still covers its characters: one em each.
+    const advance = (vertical ? item.height : item.width) / (em || 1) || [...text].length;
     let corners: Point[];
-    if (style?.vertical) {
-      // Vertical writing: glyphs centred on the line, advancing downwards.
-      const length = item.height / (Math.hypot(t[2], t[3]) || 1);
-      corners = [[-0.5, 0], [0.5, 0], [-0.5, -length], [0.5, -length]];
+    if (vertical) {
+      // Glyphs centred on the column, advancing downwards.
+      corners = [[-0.5, 0], [0.5, 0], [-0.5, -advance], [0.5, -advance]];
     } else {
-      const length = item.width / (Math.hypot(t[0], t[1]) || 1);
-      corners = [[0, descent], [length, descent], [0, ascent], [length, ascent]];
+      corners = [[0, descent], [advance, descent], [0, ascent], [advance, ascent]];
     }
     const box = normaliseBox(
       corners.map((c) => apply(viewport.transform, apply(t, c))),
@@ -91,7 +95,7 @@ export function normaliseTextContent(content: TextContent, viewport: Pick<PageVi
     const entry: TextItem = { text, ...box };
     if (item.dir === 'rtl') entry.dir = 'rtl';
     // The advance direction: along the baseline, or down the column for vertical writing.
-    const angle = displayedAngle(viewport, style?.vertical ? [-t[2], -t[3]] : [t[0], t[1]]);
+    const angle = displayedAngle(viewport, vertical ? [-t[2], -t[3]] : [t[0], t[1]]);
     if (angle !== 0) entry.angle = angle;
     items.push(entry);
   }

@@ -4,6 +4,7 @@
  * - Control characters: C0 and C1 controls (U+0000-U+001F, U+007F-U+009F)
  *   are painted invisibly by hidden text layers and some producers; they are
  *   removed, except tab and newline.
+ * - Vertical presentation forms become the characters they stand for.
  * - Right-to-left scripts: pdf.js puts the characters of each text run in
  *   logical order (its own bidi pass), but keeps the runs of a line in the
  *   order the producer painted them. Producers that paint a line left to right
@@ -28,6 +29,17 @@ const CONTROLS = /[\u0000-\u0008\u000B-\u001F\u007F-\u009F]/g;
 
 export function stripControls(text: string): string {
   return text.replace(CONTROLS, '');
+}
+
+/**
+ * Vertical presentation forms (U+FE10-FE19, U+FE30-FE4F: ︒ for 。, ︵ for （)
+ * → the characters people type. pdf.js substitutes them when it draws vertical
+ * text in a font the PDF does not embed, and its text follows; a search for
+ * "猫である。" must find them.
+ */
+const VERTICAL_FORMS = /[\uFE10-\uFE19\uFE30-\uFE4F]/g;
+export function horizontalForms(text: string): string {
+  return text.replace(VERTICAL_FORMS, (char) => char.normalize('NFKC'));
 }
 
 type RunClass = 'R' | 'L' | 'EN' | 'N';

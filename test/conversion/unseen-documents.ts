@@ -1,0 +1,120 @@
+/**
+ * Documents made the way the real ones of issue 32 are made, byte by byte:
+ * vertical Japanese with an Identity-V CID font, Arabic painted in visual
+ * order, and a table set in an embedded TrueType font without a cmap table.
+ * The font is DejaVu Sans Bold from the machine (Debian fonts-dejavu-core);
+ * the tests skip when it is absent.
+ */
+import { existsSync } from 'node:fs';
+import { deflateSync } from 'node:zlib';
+import { DEJAVU_BOLD, glyphIds, readFont, rewriteFont } from './sfnt.ts';
+
+export const FONT_SKIP = existsSync(DEJAVU_BOLD) ? false : `${DEJAVU_BOLD} is not installed (Debian: fonts-dejavu-core)`;
+
+/** A PDF from object bodies; `streams` holds binary stream data by object number, written after `stream`. */
+export function pdfFromObjects(objects: (string | { dict: string; data: Buffer })[]): Buffer {
+  const parts: Buffer[] = [Buffer.from('%PDF-1.7\n%\xe2\xe3\xcf\xd3\n', 'latin1')];
+  let length = parts[0]!.length;
+  const offsets: number[] = [];
+  const push = (chunk: Buffer) => {
+    parts.push(chunk);
+    length += chunk.length;
+  };
+  objects.forEach((object, index) => {
+    offsets.push(length);
+    push(Buffer.from(`${index + 1} 0 obj\n`, 'latin1'));
+    if (typeof object === 'string') push(Buffer.from(object, 'latin1'));
+    else {
+      push(Buffer.from(`${object.dict.replace(/>>\s*$/, '')} /Length ${object.data.length} >>\nstream\n`, 'latin1'));
+      push(object.data);
+      push(Buffer.from('\nendstream', 'latin1'));
+    }
+    push(Buffer.from('\nendobj\n', 'latin1'));
+  });
+  const xrefAt = length;
+  let tail = `xref\n0 ${objects.length + 1}\n0000000000 65535 f \n`;
+  for (const offset of offsets) tail += `${String(offset).padStart(10, '0')} 00000 n \n`;
+  tail += `trailer\n<< /Root 1 0 R /Size ${objects.length + 1} >>\nstartxref\n${xrefAt}\n%%EOF\n`;
+  push(Buffer.from(tail, 'latin1'));
+  return Buffer.concat(parts);
+}
+
+const hex4 = (n: number) => n.toString(16).padStart(4, '0').toUpperCase();
+const utf16Hex = (text: string) => Buffer.from(text, 'utf16le').swap16().toString('hex').toUpperCase();
+
+/** A ToUnicode CMap: code (2 bytes) → text. */
+function toUnicode(map: Map<number, string>): Buffer {
+  const entries = [...map].map(([code, text]) => `<${hex4(code)}> <${utf16Hex(text)}>`);
+  const chunks: string[] = [];
+  for (let i = 0; i < entries.length; i += 100) chunks.push(`${Math.min(100, entries.length - i)} beginbfchar\n${entries.slice(i, i + 100).join('\n')}\nendbfchar`);
+  return Buffer.from(
+    '/CIDInit /ProcSet findresource begin\n12 dict begin\nbegincmap\n/CIDSystemInfo << /Registry (Adobe) /Ordering (UCS) /Supplement 0 >> def\n' +
+      '/CMapName /Adobe-Identity-UCS def\n/CMapType 2 def\n1 begincodespacerange\n<0000> <FFFF>\nendcodespacerange\n' +
+      `${chunks.join('\n')}\nendcmap\nCMapName currentdict /CMap defineresource pop\nend\nend\n`,
+    'latin1',
+  );
+}
+
+/**
+ * Vertical Japanese as DTP tools write it: a Type0 font with the Identity-V
+ * encoding over an embedded CIDFontType2 (CIDToGIDMap Identity, default
+ * vertical metrics), glyphs chosen by 2-byte codes, a ToUnicode CMap; columns
+ * painted right to left, each one `Tj` going down the page, and ruby as a
+ * smaller column beside its base. DejaVu has no kana, so each character is
+ * drawn with a stand-in glyph (a letter) while ToUnicode gives the Japanese
+ * text, as a subset font's private glyph ids would.
+ */
+export function verticalJapanesePdf(columns: string[], ruby: { column: number; text: string }): Buffer {
+  const font = readFont(DEJAVU_BOLD);
+  const standIns = glyphIds(font, 'ABCDEFGHIJKLMNOPQRSTUVWXYZ');
+  // Subset fonts number their glyphs in order of use: CID n is the n-th character, its glyph a stand-in.
+  const codes = new Map<string, number>();
+  const codeOf = (char: string) => {
+    if (!codes.has(char)) codes.set(char, codes.size + 1);
+    return codes.get(char)!;
+  };
+  const size = 18;
+  const [width, height] = [298, 420]; // A6 portrait, a bunkobon page
+  let content = '';
+  columns.forEach((column, i) => {
+    const x = width - 40 - i * size * 1.8;
+    content += `BT /F1 ${size} Tf 1 0 0 1 ${x} ${height - 40} Tm <${[...column].map((c) => hex4(codeOf(c))).join('')}> Tj ET\n`;
+  });
+  const rubyX = width - 40 - ruby.column * size * 1.8 + size * 0.75;
+  content += `BT /F1 ${size / 2} Tf 1 0 0 1 ${rubyX} ${height - 40} Tm <${[...ruby.text].map((c) => hex4(codeOf(c))).join('')}> Tj ET\n`;
+  const unicode = new Map([...codes].map(([char, code]) => [code, char]));
+  const cidToGid = Buffer.alloc(2 * (codes.size + 1));
+  for (const code of codes.values()) cidToGid.writeUInt16BE(standIns[(code - 1) % standIns.length]!, code * 2);
+  return pdfFromObjects([
+    '<< /Type /Catalog /Pages 2 0 R /Lang (ja) /ViewerPreferences << /Direction /R2L >> >>',
+    '<< /Type /Pages /Kids [3 0 R] /Count 1 >>',
+    `<< /Type /Page /Parent 2 0 R /MediaBox [0 0 ${width} ${height}] /Contents 4 0 R /Resources << /Font << /F1 5 0 R >> >> >>`,
+    { dict: '<< /Filter /FlateDecode >>', data: deflateSync(content) },
+    '<< /Type /Font /Subtype /Type0 /BaseFont /ABCDEF+DejaVuSans-Bold /Encoding /Identity-V /DescendantFonts [6 0 R] /ToUnicode 9 0 R >>',
+    '<< /Type /Font /Subtype /CIDFontType2 /BaseFont /ABCDEF+DejaVuSans-Bold /CIDSystemInfo << /Registry (Adobe) /Ordering (Identity) /Supplement 0 >> ' +
+      '/FontDescriptor 7 0 R /DW 1000 /DW2 [880 -1000] /CIDToGIDMap 10 0 R >>',
+    '<< /Type /FontDescriptor /FontName /ABCDEF+DejaVuSans-Bold /Flags 4 /FontBBox [-1069 -415 1975 1174] /ItalicAngle 0 /Ascent 928 /Descent -236 /CapHeight 729 /StemV 80 /FontFile2 8 0 R >>',
+    { dict: '<< /Filter /FlateDecode /Length1 ' + font.length + ' >>', data: deflateSync(font) },
+    { dict: '<< /Filter /FlateDecode >>', data: deflateSync(toUnicode(unicode)) },
+    { dict: '<< /Filter /FlateDecode >>', data: deflateSync(cidToGid) },
+  ]);
+}
+
+/**
+ * Vertical Japanese in a font the PDF does not embed, as older Japanese
+ * DTP output names it: Ryumin-Light through the predefined UniJIS-UCS2-V CMap
+ * (2-byte UCS-2 codes), one `Tj` per column, columns right to left.
+ */
+export function verticalJapaneseNotEmbeddedPdf(columns: string[]): Buffer {
+  const ucs2 = (text: string) => Buffer.from(text, 'utf16le').swap16().toString('hex');
+  const content = columns.map((column, i) => `BT /F1 18 Tf 1 0 0 1 ${258 - i * 32} 380 Tm <${ucs2(column)}> Tj ET\n`).join('');
+  return pdfFromObjects([
+    '<< /Type /Catalog /Pages 2 0 R >>',
+    '<< /Type /Pages /Kids [3 0 R] /Count 1 >>',
+    '<< /Type /Page /Parent 2 0 R /MediaBox [0 0 298 420] /Contents 4 0 R /Resources << /Font << /F1 5 0 R >> >> >>',
+    { dict: '<< /Filter /FlateDecode >>', data: deflateSync(content) },
+    '<< /Type /Font /Subtype /Type0 /BaseFont /Ryumin-Light-UniJIS-UCS2-V /Encoding /UniJIS-UCS2-V /DescendantFonts [6 0 R] >>',
+    '<< /Type /Font /Subtype /CIDFontType0 /BaseFont /Ryumin-Light /CIDSystemInfo << /Registry (Adobe) /Ordering (Japan1) /Supplement 2 >> /FontDescriptor 7 0 R /DW 1000 /W [231 632 500] >>',
+    '<< /Type /FontDescriptor /FontName /Ryumin-Light /Flags 6 /FontBBox [-170 -331 1024 903] /ItalicAngle 0 /Ascent 723 /Descent -241 /CapHeight 709 /StemV 69 >>',
+  ]);
+}

@@ -1,0 +1,98 @@
+/**
+ * Fidelity on the shapes of documents an independent set of real ones showed
+ * (issue 32), through the real service: upload, conversion job, API and the
+ * reader in Chromium. Each document is made here the way the real one was
+ * made (unseen-documents.ts).
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { startService, uploadFile, waitForBatch, type TestService } from '../helpers.ts';
+import { CHROMIUM_SKIP, launchBrowser, openReader, openTab } from '../reader/browser.ts';
+import { normaliseTextContent } from '../../src/modules/conversion/pdf-page-data.ts';
+import { FONT_SKIP, verticalJapaneseNotEmbeddedPdf, verticalJapanesePdf } from './unseen-documents.ts';
+
+describe('conversion fidelity on unseen documents (issue 32)', () => {
+  let svc: TestService;
+  let key: string;
+  before(async () => {
+    svc = await startService({ env: { PAGE_WIDTHS: '320,1024' } });
+    key = (await svc.workspace()).key;
+  });
+  after(() => svc.stop());
+
+  async function upload(bytes: Uint8Array, filename: string, fields: Record<string, string> = { status: 'publish' }) {
+    const res = await uploadFile(svc, key, Buffer.from(bytes), filename, fields);
+    assert.equal(res.status, 202, res.text);
+    const batch = await waitForBatch(svc, key, res.body.data.batch_id);
+    assert.equal(batch.status, 'completed', JSON.stringify(batch.error));
+    return { batch, book: batch.books[0].random_id as string };
+  }
+  const pages = async (book: string) => (await svc.request('GET', `/v1/books/${book}/pages`, { key })).body.data;
+  const search = async (book: string, q: string) => (await svc.request('GET', `/read/${book}/search`, { query: { q } })).body;
+
+  describe('vertical Japanese (Identity-V CID font)', { skip: FONT_SKIP }, () => {
+    const columns = ['吾輩は猫である。', '名前はまだ無い。', 'どこで生れたか'];
+    let book: string;
+    before(async () => {
+      ({ book } = await upload(verticalJapanesePdf(columns, { column: 0, text: 'わがはい' }), 'tategaki.pdf'));
+    });
+
+    it('keeps every column as a tall run, right to left, found by the search API', async () => {
+      const [page] = await pages(book);
+      const runs = page.text as { text: string; x: number; y: number; width: number; height: number; angle?: number }[];
+      for (const column of columns) {
+        const run = runs.find((r) => r.text === column);
+        assert.ok(run, `run ${column} in ${JSON.stringify(runs)}`);
+        assert.equal(run.angle, 90, 'read downwards');
+        assert.ok(run.height > 0.25 && run.width < 0.1, `a tall narrow box: ${JSON.stringify(run)}`);
+      }
+      const xs = columns.map((c) => runs.find((r) => r.text === c)!.x);
+      assert.ok(xs[0]! > xs[1]! && xs[1]! > xs[2]!, `columns go right to left: ${xs}`);
+      assert.ok(runs.some((r) => r.text === 'わがはい'), 'the ruby is kept');
+      const found = await search(book, '猫である');
+      assert.equal(found.total, 1, JSON.stringify(found));
+      const [x, y, w, h] = found.hits[0].rects[0] as number[];
+      const first = runs.find((r) => r.text === columns[0])!;
+      assert.ok(Math.abs(x! - first.x) < 0.01 && w! < 0.1 && h! < first.height && y! > first.y, `the highlight is inside the column: ${found.hits[0].rects[0]}`);
+    });
+
+    it('in a font the PDF does not embed (UniJIS-UCS2-V): typed punctuation, not vertical forms, so "。" is found', async () => {
+      const { book: other } = await upload(verticalJapaneseNotEmbeddedPdf(columns.slice(0, 2)), 'tategaki-ryumin.pdf');
+      const [page] = await pages(other);
+      assert.deepEqual(page.text.map((r: { text: string; angle?: number }) => [r.text, r.angle]), [[columns[0], 90], [columns[1], 90]]);
+      assert.equal((await search(other, '猫である。')).total, 1);
+    });
+
+    it('keeps a vertical run that pdf.js measures only by its height (width 0), whatever the style says', () => {
+      // As pdf.js reported the runs of the real 61-page book: width 0, the advance in the height, direction "ttb".
+      const content = {
+        items: [{ str: '名前はまだ無い。', dir: 'ttb', width: 0, height: 144, transform: [18, 0, 0, 18, 225.6, 380], fontName: 'f1', hasEOL: true }],
+        styles: { f1: { fontFamily: 'serif', ascent: 0.88, descent: -0.12, vertical: false } },
+        lang: null,
+      };
+      const [run] = normaliseTextContent(content as never, { transform: [1, 0, 0, -1, 0, 420], width: 298, height: 420 });
+      assert.ok(run, 'the run is kept');
+      assert.equal(run.angle, 90);
+      assert.ok(Math.abs(run.height - 144 / 420) < 0.001 && Math.abs(run.width - 18 / 298) < 0.001, JSON.stringify(run));
+    });
+
+    it('is found by the reader\'s search in Chromium, which highlights it on the page', { skip: CHROMIUM_SKIP }, async () => {
+      const browser = await launchBrowser();
+      try {
+        const t = await openTab(browser);
+        await openReader(t.page, `${svc.url}/read/${book}`);
+        await t.page.click('#open-search');
+        await t.page.fill('#search-q', '名前はまだ');
+        await t.page.press('#search-q', 'Enter');
+        const result = t.page.locator('#search-results button[data-page="1"]');
+        await result.waitFor();
+        assert.match(await t.page.locator('#search-status').textContent() ?? '', /1 page contains/);
+        await result.click();
+        await t.page.locator('#stage .page[data-page="1"] .hit').first().waitFor();
+        assert.deepEqual(t.problems, []);
+      } finally {
+        await browser.close();
+      }
+    });
+  });
+});

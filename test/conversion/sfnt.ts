@@ -101,3 +101,14 @@ export function glyphIds(font: Buffer, text: string): number[] {
 
 export const DEJAVU_BOLD = '/usr/share/fonts/truetype/dejavu/DejaVuSans-Bold.ttf';
 export const readFont = (file: string) => readFileSync(file);
+
+/** Advance widths of glyphs in PDF glyph space (1000 units to the em), from hmtx. */
+export function advanceWidths(font: Buffer, glyphs: number[]): number[] {
+  const tables = readTables(font);
+  const head = tables.find((t) => t.tag === 'head')!.data;
+  const hhea = tables.find((t) => t.tag === 'hhea')!.data;
+  const hmtx = tables.find((t) => t.tag === 'hmtx')!.data;
+  const unitsPerEm = head.readUInt16BE(18);
+  const metrics = hhea.readUInt16BE(34);
+  return glyphs.map((glyph) => Math.round((hmtx.readUInt16BE(Math.min(glyph, metrics - 1) * 4) * 1000) / unitsPerEm));
+}

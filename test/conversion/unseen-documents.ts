@@ -7,7 +7,7 @@
  */
 import { existsSync } from 'node:fs';
 import { deflateSync } from 'node:zlib';
-import { DEJAVU_BOLD, glyphIds, readFont, rewriteFont } from './sfnt.ts';
+import { DEJAVU_BOLD, advanceWidths, glyphIds, readFont, rewriteFont } from './sfnt.ts';
 
 export const FONT_SKIP = existsSync(DEJAVU_BOLD) ? false : `${DEJAVU_BOLD} is not installed (Debian: fonts-dejavu-core)`;
 
@@ -117,4 +117,76 @@ export function verticalJapaneseNotEmbeddedPdf(columns: string[]): Buffer {
     '<< /Type /Font /Subtype /CIDFontType0 /BaseFont /Ryumin-Light /CIDSystemInfo << /Registry (Adobe) /Ordering (Japan1) /Supplement 2 >> /FontDescriptor 7 0 R /DW 1000 /W [231 632 500] >>',
     '<< /Type /FontDescriptor /FontName /Ryumin-Light /Flags 6 /FontBBox [-170 -331 1024 903] /ItalicAngle 0 /Ascent 723 /Descent -241 /CapHeight 709 /StemV 69 >>',
   ]);
+}
+
+/**
+ * An embedded CID-keyed TrueType font as word processors write it: Type0 over
+ * CIDFontType2 with Identity-H, CIDToGIDMap Identity (codes are glyph ids),
+ * /W from the font's advances and a ToUnicode CMap for the glyphs used.
+ * `objects` are the font's four objects, numbered from `first`.
+ */
+function embeddedCidFont(font: Buffer, first: number, toText: Map<number, string>, name = 'DejaVuSans-Bold'): (string | { dict: string; data: Buffer })[] {
+  const glyphs = [...toText.keys()].sort((a, b) => a - b);
+  const widths = advanceWidths(font, glyphs);
+  const w = glyphs.map((glyph, i) => `${glyph} [${widths[i]}]`).join(' ');
+  return [
+    `<< /Type /Font /Subtype /Type0 /BaseFont /ABCDEF+${name} /Encoding /Identity-H /DescendantFonts [${first + 1} 0 R] /ToUnicode ${first + 3} 0 R >>`,
+    `<< /Type /Font /Subtype /CIDFontType2 /BaseFont /ABCDEF+${name} /CIDSystemInfo << /Registry (Adobe) /Ordering (Identity) /Supplement 0 >> ` +
+      `/FontDescriptor ${first + 2} 0 R /DW 1000 /W [${w}] /CIDToGIDMap /Identity >>`,
+    `<< /Type /FontDescriptor /FontName /ABCDEF+${name} /Flags 4 /FontBBox [-1069 -415 1975 1174] /ItalicAngle 0 /Ascent 928 /Descent -236 /CapHeight 729 /StemV 80 /FontFile2 ${first + 4} 0 R >>`,
+    { dict: '<< /Filter /FlateDecode >>', data: deflateSync(toUnicode(toText)) },
+    { dict: `<< /Filter /FlateDecode /Length1 ${font.length} >>`, data: deflateSync(font) },
+  ];
+}
+
+/**
+ * A line "habibi حَبيبي" on pages rotated 0, 90, 180 and 270 degrees, the
+ * Arabic word painted as word processors paint it: its shaped glyphs
+ * (initial, medial, final forms) in visual order, left to right, the fatha
+ * before the letter it sits on, each glyph mapped by ToUnicode to the letter
+ * it stands for. `mode`: the two words as two runs, as one run, every
+ * Arabic glyph placed by its own Tm, or one TJ with kerning between glyphs.
+ */
+export function visualOrderArabicPdf(rotations = [0, 90, 180, 270], mode: 'runs' | 'line' | 'glyphs' | 'tj' = 'runs'): Buffer {
+  const font = readFont(DEJAVU_BOLD);
+  // Logical: ح َ ب ي ب ي. Shaped: ﺣ (initial) َ ﺒ (medial) ﻴ (medial) ﺒ (medial) ﻲ (final).
+  const shaped: [string, string][] = [['\uFEA3', '\u062D'], ['\u064E', '\u064E'], ['\uFE92', '\u0628'], ['\uFEF4', '\u064A'], ['\uFE92', '\u0628'], ['\uFEF2', '\u064A']];
+  const visual = [shaped[5]!, shaped[4]!, shaped[3]!, shaped[2]!, shaped[1]!, shaped[0]!];
+  const latin = 'habibi';
+  const toText = new Map<number, string>();
+  const codes = (pairs: [string, string][]) =>
+    pairs.map(([form, letter]) => {
+      const [glyph] = glyphIds(font, form);
+      toText.set(glyph!, letter);
+      return hex4(glyph!);
+    }).join('');
+  const latinHex = codes([...latin].map((c) => [c, c]));
+  const arabicHex = codes(visual);
+  const space = codes([[' ', ' ']]);
+  let content = '';
+  if (mode === 'runs') content = `BT /F1 28 Tf 1 0 0 1 100 600 Tm <${latinHex}> Tj ET\nBT /F1 28 Tf 1 0 0 1 260 600 Tm <${arabicHex}> Tj ET\n`;
+  else if (mode === 'line') content = `BT /F1 28 Tf 1 0 0 1 100 600 Tm <${latinHex}${space}${arabicHex}> Tj ET\n`;
+  else if (mode === 'tj') {
+    content = `BT /F1 28 Tf 1 0 0 1 100 600 Tm [<${latinHex}> -2200 ${arabicHex.match(/.{4}/g)!.map((h) => `<${h}> -30`).join(' ')}] TJ ET\n`;
+  } else {
+    const widths = advanceWidths(font, visual.map(([form]) => glyphIds(font, form)[0]!));
+    let x = 260;
+    content = `BT /F1 28 Tf 1 0 0 1 100 600 Tm <${latinHex}> Tj ET\n`;
+    arabicHex.match(/.{4}/g)!.forEach((hex, i) => {
+      content += `BT /F1 28 Tf 1 0 0 1 ${x.toFixed(2)} 600 Tm <${hex}> Tj ET\n`;
+      x += (widths[i]! * 28) / 1000;
+    });
+  }
+  const pageCount = rotations.length;
+  const fontAt = 3 + pageCount * 2;
+  const objects: (string | { dict: string; data: Buffer })[] = [
+    '<< /Type /Catalog /Pages 2 0 R >>',
+    `<< /Type /Pages /Kids [${rotations.map((_, i) => `${3 + i * 2} 0 R`).join(' ')}] /Count ${pageCount} >>`,
+  ];
+  rotations.forEach((rotation, i) => {
+    objects.push(`<< /Type /Page /Parent 2 0 R /MediaBox [0 0 600 800] /Rotate ${rotation} /Contents ${4 + i * 2} 0 R /Resources << /Font << /F1 ${fontAt} 0 R >> >> >>`);
+    objects.push({ dict: '<< /Filter /FlateDecode >>', data: deflateSync(content) });
+  });
+  objects.push(...embeddedCidFont(font, fontAt, toText));
+  return pdfFromObjects(objects);
 }

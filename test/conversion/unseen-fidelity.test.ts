@@ -9,7 +9,7 @@ import { after, before, describe, it } from 'node:test';
 import { startService, uploadFile, waitForBatch, type TestService } from '../helpers.ts';
 import { CHROMIUM_SKIP, launchBrowser, openReader, openTab } from '../reader/browser.ts';
 import { normaliseTextContent } from '../../src/modules/conversion/pdf-page-data.ts';
-import { FONT_SKIP, verticalJapaneseNotEmbeddedPdf, verticalJapanesePdf } from './unseen-documents.ts';
+import { FONT_SKIP, verticalJapaneseNotEmbeddedPdf, verticalJapanesePdf, visualOrderArabicPdf } from './unseen-documents.ts';
 
 describe('conversion fidelity on unseen documents (issue 32)', () => {
   let svc: TestService;
@@ -94,5 +94,17 @@ describe('conversion fidelity on unseen documents (issue 32)', () => {
         await browser.close();
       }
     });
+  });
+
+  describe('Arabic painted in visual order, on pages rotated 0, 90, 180 and 270 degrees', { skip: FONT_SKIP }, () => {
+    for (const mode of ['runs', 'line', 'glyphs', 'tj'] as const) {
+      it(`stores the word in logical order and search finds every page (${mode})`, async () => {
+        const { book } = await upload(visualOrderArabicPdf([0, 90, 180, 270], mode), `habibi-${mode}.pdf`);
+        const text = (await svc.request('GET', `/read/${book}/text`, { query: { from: 1, to: 4 } })).body.pages as { page: number; text: string }[];
+        for (const page of text) assert.match(page.text, /حَبيبي/, `page ${page.page}: ${page.text}`);
+        const found = await search(book, 'حَبيبي');
+        assert.deepEqual(found.hits.map((hit: { page: number }) => hit.page), [1, 2, 3, 4], JSON.stringify(found));
+      });
+    }
   });
 });

@@ -190,3 +190,45 @@ export function visualOrderArabicPdf(rotations = [0, 90, 180, 270], mode: 'runs'
   objects.push(...embeddedCidFont(font, fontAt, toText));
   return pdfFromObjects(objects);
 }
+
+/**
+ * "حَبيبي habibi" as WeasyPrint (Pango, cairo) writes it, on pages rotated 0,
+ * 90, 180 and 270 degrees: one line, the Arabic word's shaped glyphs in
+ * visual order, and cairo's ToUnicode, which gives the whole cluster's text
+ * in logical order to its first glyph and nothing to the others (each glyph
+ * its own code, through a CIDToGIDMap).
+ */
+export function clusterMappedArabicPdf(rotations = [0, 90, 180, 270]): Buffer {
+  const font = readFont(DEJAVU_BOLD);
+  const visualForms = ['\uFEF2', '\uFE92', '\uFEF4', '\uFE92', '\u064E', '\uFEA3'];
+  const glyphs: { glyph: number; text: string }[] = [
+    ...[...'habibi '].map((c) => ({ glyph: glyphIds(font, c)[0]!, text: c })),
+    ...visualForms.map((form, i) => ({ glyph: glyphIds(font, form)[0]!, text: i === 0 ? 'حَبيبي' : '' })),
+  ];
+  // Codes 1..n in drawing order; the line is set right-aligned, as an RTL paragraph is.
+  const widths = advanceWidths(font, glyphs.map((g) => g.glyph));
+  const toText = new Map(glyphs.map((g, i) => [i + 1, g.text]));
+  const cidToGid = Buffer.alloc(2 * (glyphs.length + 1));
+  glyphs.forEach((g, i) => cidToGid.writeUInt16BE(g.glyph, (i + 1) * 2));
+  const lineWidth = widths.reduce((a, b) => a + b, 0) * 0.028;
+  const content = `BT /F1 28 Tf 1 0 0 1 ${(540 - lineWidth).toFixed(2)} 700 Tm <${glyphs.map((_, i) => hex4(i + 1)).join('')}> Tj ET\n`;
+  const fontAt = 3 + rotations.length * 2;
+  const objects: (string | { dict: string; data: Buffer })[] = [
+    '<< /Type /Catalog /Pages 2 0 R >>',
+    `<< /Type /Pages /Kids [${rotations.map((_, i) => `${3 + i * 2} 0 R`).join(' ')}] /Count ${rotations.length} >>`,
+  ];
+  rotations.forEach((rotation, i) => {
+    objects.push(`<< /Type /Page /Parent 2 0 R /MediaBox [0 0 600 800] /Rotate ${rotation} /Contents ${4 + i * 2} 0 R /Resources << /Font << /F1 ${fontAt} 0 R >> >> >>`);
+    objects.push({ dict: '<< /Filter /FlateDecode >>', data: deflateSync(content) });
+  });
+  const w = glyphs.map((_, i) => `${i + 1} [${widths[i]}]`).join(' ');
+  objects.push(
+    `<< /Type /Font /Subtype /Type0 /BaseFont /ABCDEF+DejaVuSans-Bold /Encoding /Identity-H /DescendantFonts [${fontAt + 1} 0 R] /ToUnicode ${fontAt + 3} 0 R >>`,
+    `<< /Type /Font /Subtype /CIDFontType2 /BaseFont /ABCDEF+DejaVuSans-Bold /CIDSystemInfo << /Registry (Adobe) /Ordering (Identity) /Supplement 0 >> /FontDescriptor ${fontAt + 2} 0 R /DW 1000 /W [${w}] /CIDToGIDMap ${fontAt + 5} 0 R >>`,
+    `<< /Type /FontDescriptor /FontName /ABCDEF+DejaVuSans-Bold /Flags 4 /FontBBox [-1069 -415 1975 1174] /ItalicAngle 0 /Ascent 928 /Descent -236 /CapHeight 729 /StemV 80 /FontFile2 ${fontAt + 4} 0 R >>`,
+    { dict: '<< /Filter /FlateDecode >>', data: deflateSync(toUnicode(toText)) },
+    { dict: `<< /Filter /FlateDecode /Length1 ${font.length} >>`, data: deflateSync(font) },
+    { dict: '<< /Filter /FlateDecode >>', data: deflateSync(cidToGid) },
+  );
+  return pdfFromObjects(objects);
+}

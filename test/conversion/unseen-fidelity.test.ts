@@ -9,7 +9,7 @@ import { after, before, describe, it } from 'node:test';
 import { startService, uploadFile, waitForBatch, type TestService } from '../helpers.ts';
 import { CHROMIUM_SKIP, launchBrowser, openReader, openTab } from '../reader/browser.ts';
 import { normaliseTextContent } from '../../src/modules/conversion/pdf-page-data.ts';
-import { FONT_SKIP, verticalJapaneseNotEmbeddedPdf, verticalJapanesePdf, visualOrderArabicPdf } from './unseen-documents.ts';
+import { FONT_SKIP, clusterMappedArabicPdf, verticalJapaneseNotEmbeddedPdf, verticalJapanesePdf, visualOrderArabicPdf } from './unseen-documents.ts';
 
 describe('conversion fidelity on unseen documents (issue 32)', () => {
   let svc: TestService;
@@ -106,5 +106,26 @@ describe('conversion fidelity on unseen documents (issue 32)', () => {
         assert.deepEqual(found.hits.map((hit: { page: number }) => hit.page), [1, 2, 3, 4], JSON.stringify(found));
       });
     }
+
+    it('as WeasyPrint/cairo writes it (one glyph carries the cluster\'s logical text): stored in logical order, found by the reader\'s search', async () => {
+      const { book } = await upload(clusterMappedArabicPdf(), 'habibi-cairo.pdf');
+      const text = (await svc.request('GET', `/read/${book}/text`, { query: { from: 1, to: 4 } })).body.pages as { page: number; text: string }[];
+      assert.deepEqual(text.map((page) => page.text), Array(4).fill('حَبيبي habibi'));
+      assert.deepEqual((await search(book, 'حَبيبي')).hits.map((hit: { page: number }) => hit.page), [1, 2, 3, 4]);
+      if (CHROMIUM_SKIP) return;
+      const browser = await launchBrowser();
+      try {
+        const t = await openTab(browser);
+        await openReader(t.page, `${svc.url}/read/${book}`);
+        await t.page.click('#open-search');
+        await t.page.fill('#search-q', 'حَبيبي');
+        await t.page.press('#search-q', 'Enter');
+        await t.page.locator('#search-results button[data-page="4"]').waitFor();
+        assert.match(await t.page.locator('#search-status').textContent() ?? '', /4 pages contain/);
+        assert.deepEqual(t.problems, []);
+      } finally {
+        await browser.close();
+      }
+    });
   });
 });

@@ -4,10 +4,10 @@
  * displayed page (0..1, origin top-left, after /Rotate) and destinations
  * resolved to 1-based page numbers.
  */
-import type { PDFDocumentProxy, PDFPageProxy, PageViewport } from 'pdfjs-dist/legacy/build/pdf.mjs';
+import { OPS, type PDFDocumentProxy, type PDFPageProxy, type PageViewport } from 'pdfjs-dist/legacy/build/pdf.mjs';
 import type { TextContent, TextItem as PdfjsTextItem, TextStyle } from 'pdfjs-dist/types/src/display/api.js';
 import type { NormalisedRect, OutlineEntry, PageLink, TextItem } from './conversion.types.ts';
-import { horizontalForms, logicalOrder, stripControls } from './text-order.ts';
+import { horizontalForms, logicalOrder, restoreClusters, runClass, stripControls } from './text-order.ts';
 
 type Matrix = [number, number, number, number, number, number];
 type Point = [number, number];
@@ -64,12 +64,12 @@ function displayedAngle(viewport: Pick<PageViewport, 'transform'>, [dx, dy]: Poi
  * displayed page (`angle`, `dir`), so a highlight can be placed inside it, and
  * the runs of a line come out in reading order (text-order.ts).
  */
-export function normaliseTextContent(content: TextContent, viewport: Pick<PageViewport, 'transform' | 'width' | 'height'>): TextItem[] {
+export function normaliseTextContent(content: TextContent, viewport: Pick<PageViewport, 'transform' | 'width' | 'height'>, clusters: readonly string[] = []): TextItem[] {
   const items: TextItem[] = [];
   for (const raw of content.items) {
     if (!('str' in raw)) continue;
     const item = raw as PdfjsTextItem;
-    const text = horizontalForms(stripControls(item.str));
+    const text = restoreClusters(horizontalForms(stripControls(item.str)), clusters);
     if (!text || !text.trim()) continue;
     const t = item.transform as Matrix;
     const style = content.styles[item.fontName];
@@ -100,6 +100,32 @@ export function normaliseTextContent(content: TextContent, viewport: Pick<PageVi
     items.push(entry);
   }
   return logicalOrder(items);
+}
+
+/** Whether pdf.js found right-to-left text in the page (then its glyph clusters are worth reading). */
+export function hasRightToLeft(content: TextContent): boolean {
+  return content.items.some((item) => 'dir' in item && item.dir === 'rtl');
+}
+
+/**
+ * The texts of single glyphs that stand for several characters, right-to-left
+ * ones among them: a shaping cluster's text as cairo writes it into ToUnicode
+ * (text-order.ts, restoreClusters). Read from the page's operator list, where
+ * each shown glyph carries its text; this parses the page once more, so it is
+ * only asked for pages with right-to-left text.
+ */
+export async function rightToLeftClusters(page: PDFPageProxy): Promise<string[]> {
+  const clusters = new Set<string>();
+  const list = await page.getOperatorList();
+  list.fnArray.forEach((fn, i) => {
+    if (fn !== OPS.showText) return;
+    const glyphs = (list.argsArray[i] as unknown[][] | undefined)?.[0] ?? [];
+    for (const glyph of glyphs) {
+      const unicode = glyph && typeof glyph === 'object' ? (glyph as { unicode?: unknown }).unicode : null;
+      if (typeof unicode === 'string' && [...unicode.trim()].length > 1 && runClass(unicode) === 'R') clusters.add(unicode);
+    }
+  });
+  return [...clusters];
 }
 
 /**

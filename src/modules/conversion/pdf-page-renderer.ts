@@ -25,7 +25,7 @@ import { ConversionError } from './conversion.errors.ts';
 import type { ConversionWarning, RenderedPage } from './conversion.types.ts';
 import { encodeRaw, encodeWidths, fitRenderSize, outputSize, renditionSize, type RawRendition } from './page-images.ts';
 import { POPPLER_PACKAGE, renderPageWithPoppler } from './poppler-fallback.ts';
-import { DestinationResolver, extractLinks, extractOutline, extractTitle, normaliseTextContent } from './pdf-page-data.ts';
+import { DestinationResolver, extractLinks, extractOutline, extractTitle, hasRightToLeft, normaliseTextContent, rightToLeftClusters } from './pdf-page-data.ts';
 import type { FromRenderWorker, RenderWorkerInit, ToRenderWorker } from './pdf-render.protocol.ts';
 import { openError, pdfjsDocumentOptions } from './pdfjs-options.ts';
 
@@ -219,7 +219,7 @@ async function renderPage(open: OpenDocument, number: number): Promise<void> {
     // a row segfaulted (see the regression test in office-to-pdf.test.ts).
     canvas.data();
     const [text, links] = await Promise.all([
-      page.getTextContent().then((content) => normaliseTextContent(content, base)),
+      page.getTextContent().then(async (content) => normaliseTextContent(content, base, hasRightToLeft(content) ? await rightToLeftClusters(page) : [])),
       extractLinks(page, base, open.resolver, doc.numPages),
     ]);
     page.cleanup();

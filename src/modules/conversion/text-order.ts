@@ -5,6 +5,13 @@
  *   are painted invisibly by hidden text layers and some producers; they are
  *   removed, except tab and newline.
  * - Vertical presentation forms become the characters they stand for.
+ * - Shaping clusters: a producer that shapes text (cairo, used by WeasyPrint
+ *   and many Linux applications) gives the whole text of a cluster, in
+ *   logical order, to one glyph of it and nothing to the others. pdf.js reads
+ *   a run as painted, in visual order, and reverses its right-to-left part,
+ *   which turns such a cluster backwards (حَبيبي becomes يبيبَح). The texts of
+ *   the page's multi-character glyphs are known (restoreClusters): where a run
+ *   holds one of them reversed, it is put back.
  * - Right-to-left scripts: pdf.js puts the characters of each text run in
  *   logical order (its own bidi pass), but keeps the runs of a line in the
  *   order the producer painted them. Producers that paint a line left to right
@@ -40,6 +47,23 @@ export function stripControls(text: string): string {
 const VERTICAL_FORMS = /[\uFE10-\uFE19\uFE30-\uFE4F]/g;
 export function horizontalForms(text: string): string {
   return text.replace(VERTICAL_FORMS, (char) => char.normalize('NFKC'));
+}
+
+/**
+ * Runs with a right-to-left cluster turned backwards by the extraction put
+ * right: `clusters` are the texts of single glyphs that stand for several
+ * characters, right-to-left ones among them (pdf-page-data.ts).
+ */
+export function restoreClusters(text: string, clusters: readonly string[]): string {
+  let restored = text;
+  for (const cluster of clusters) {
+    const logical = cluster.trim();
+    if ([...logical].length < 2 || runClass(logical) !== 'R') continue;
+    // What pdf.js's bidi pass makes of a logical string it takes for visual order.
+    const reversed = bidi.getReorderedString(logical, bidi.getEmbeddingLevels(logical, 'rtl'));
+    if (reversed !== logical && restored.includes(reversed)) restored = restored.split(reversed).join(logical);
+  }
+  return restored;
 }
 
 type RunClass = 'R' | 'L' | 'EN' | 'N';

@@ -5,9 +5,13 @@
  * made (unseen-documents.ts).
  */
 import assert from 'node:assert/strict';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { startService, uploadFile, waitForBatch, type TestService } from '../helpers.ts';
 import { CHROMIUM_SKIP, launchBrowser, openReader, openTab } from '../reader/browser.ts';
+import { compareInk, popplerReference } from './ink.ts';
 import { normaliseTextContent } from '../../src/modules/conversion/pdf-page-data.ts';
 import { FONT_SKIP, clusterMappedArabicPdf, verticalJapaneseNotEmbeddedPdf, verticalJapanesePdf, visualOrderArabicPdf } from './unseen-documents.ts';
 
@@ -125,6 +129,39 @@ describe('conversion fidelity on unseen documents (issue 32)', () => {
         assert.deepEqual(t.problems, []);
       } finally {
         await browser.close();
+      }
+    });
+  });
+
+  describe('a huge 1-bit CCITT image, in the renditions drawn on first request', () => {
+    let fax: TestService;
+    let faxKey: string;
+    before(async () => {
+      // The defaults: 2048 px drawn on first request, zoom renditions up to 5120 px.
+      fax = await startService();
+      faxKey = (await fax.workspace()).key;
+    });
+    after(() => fax.stop());
+
+    it('draws the 2048 px rendition on first request with the ink pdftoppm puts there (no region lost)', async () => {
+      // 12000 x 8400 CCITT G4, made with ppm2tiff -c g4 and tiff2pdf (test/fixtures/conversion/README.md).
+      const pdf = await readFile(path.resolve(import.meta.dirname, '../fixtures/conversion/huge-ccitt-page.pdf'));
+      const res = await uploadFile(fax, faxKey, pdf, 'fax.pdf', { status: 'publish' });
+      assert.equal(res.status, 202, res.text);
+      const batch = await waitForBatch(fax, faxKey, res.body.data.batch_id);
+      assert.equal(batch.status, 'completed');
+      const [page] = (await fax.request('GET', `/v1/books/${batch.books[0].random_id}/pages`, { key: faxKey })).body.data;
+      const lazy = (page.images as { width: number; height: number; url: string }[]).find((image) => image.width === 2048)!;
+      const dir = await mkdtemp(path.join(os.tmpdir(), 'flipbook-fax-ink-'));
+      try {
+        const source = path.join(dir, 'fax.pdf');
+        await writeFile(source, pdf);
+        const drawn = await fetch(lazy.url);
+        assert.equal(drawn.status, 200);
+        const ink = await compareInk(Buffer.from(await drawn.arrayBuffer()), await popplerReference(source, 1, lazy.width, lazy.height));
+        assert.ok(ink.inked > 100 && ink.lost === 0 && ink.ratio > 0.9, `2048 px: ${JSON.stringify(ink)}`);
+      } finally {
+        await rm(dir, { recursive: true, force: true });
       }
     });
   });

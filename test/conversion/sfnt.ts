@@ -33,7 +33,11 @@ function checksum(data: Buffer): number {
 
 /** The font rewritten with only the tables `keep` accepts (offsets, checksums and head's adjustment recomputed). */
 export function rewriteFont(font: Buffer, keep: (tag: string) => boolean): Buffer {
-  const tables = readTables(font).filter((t) => keep(t.tag)).sort((a, b) => (a.tag < b.tag ? -1 : 1));
+  return fromTables(readTables(font).filter((t) => keep(t.tag)));
+}
+
+function fromTables(list: Table[]): Buffer {
+  const tables = [...list].sort((a, b) => (a.tag < b.tag ? -1 : 1));
   const n = tables.length;
   const entrySelector = Math.floor(Math.log2(n));
   const searchRange = 2 ** entrySelector * 16;
@@ -112,3 +116,4 @@ export function advanceWidths(font: Buffer, glyphs: number[]): number[] {
   const metrics = hhea.readUInt16BE(34);
   return glyphs.map((glyph) => Math.round((hmtx.readUInt16BE(Math.min(glyph, metrics - 1) * 4) * 1000) / unitsPerEm));
 }
+

@@ -232,3 +232,53 @@ export function clusterMappedArabicPdf(rotations = [0, 90, 180, 270]): Buffer {
   );
   return pdfFromObjects(objects);
 }
+
+/**
+ * A table of three columns whose middle column (heading, figures, total) is
+ * set in an embedded TrueType font without a cmap table: a simple symbolic
+ * font with no /Encoding, its glyphs found by their names in the font's post
+ * table (as old subsetting tools leave such fonts). Poppler and MuPDF draw
+ * it; pdf.js warns "No cmap table available" and draws nothing of it. The
+ * other columns use Helvetica.
+ * `cid`: the same column in a CID-keyed copy of the font (Identity-H,
+ * CIDToGIDMap Identity), where a cmap is not needed at all.
+ */
+export function noCmapTablePdf(cid = false): Buffer {
+  const full = readFont(DEJAVU_BOLD);
+  const column = ['Revenue', '12,400', '13,950', '15,210', '16,880', 'Total 58,440'];
+  const font = rewriteFont(full, (tag) => tag !== 'cmap');
+  const toText = new Map<number, string>();
+  const text = (s: string) => cid
+    ? `<${[...s].map((c) => {
+      const [glyph] = glyphIds(full, c);
+      toText.set(glyph!, c);
+      return hex4(glyph!);
+    }).join('')}>`
+    : `(${s})`;
+  let content = '';
+  const rows = [['Region', 'Costs'], ['North', '9,100'], ['South', '10,020'], ['East', '11,400'], ['West', '12,730'], ['All', '43,250']];
+  rows.forEach(([left, right], i) => {
+    const y = 500 - i * 40;
+    content += `BT /F1 22 Tf 60 ${y} Td (${left}) Tj ET BT /F1 22 Tf 520 ${y} Td (${right}) Tj ET\n`;
+    content += `BT /F2 22 Tf 260 ${y} Td ${text(column[i]!)} Tj ET\n`;
+  });
+  const ascii = Array.from({ length: 95 }, (_, i) => String.fromCharCode(32 + i));
+  const simple = [
+    `<< /Type /Font /Subtype /TrueType /BaseFont /ABCDEF+DejaVuSans-Bold /FirstChar 32 /LastChar 126 /Widths [${advanceWidths(full, glyphIds(full, ascii.join(''))).join(' ')}] ` +
+      '/FontDescriptor 7 0 R >>',
+    '<< /Type /FontDescriptor /FontName /ABCDEF+DejaVuSans-Bold /Flags 4 /FontBBox [-1069 -415 1975 1174] /ItalicAngle 0 /Ascent 928 /Descent -236 /CapHeight 729 /StemV 80 /FontFile2 8 0 R >>',
+    { dict: `<< /Filter /FlateDecode /Length1 ${font.length} >>`, data: deflateSync(font) },
+  ];
+  // Two pages with the same table: pdf.js warns about the font only on the first.
+  const fontObjects = cid ? embeddedCidFont(font, 6, toText) : simple;
+  const page = '/Type /Page /Parent 2 0 R /MediaBox [0 0 760 560] /Contents 4 0 R /Resources << /Font << /F1 5 0 R /F2 6 0 R >> >>';
+  return pdfFromObjects([
+    '<< /Type /Catalog /Pages 2 0 R >>',
+    `<< /Type /Pages /Kids [3 0 R ${6 + fontObjects.length} 0 R] /Count 2 >>`,
+    `<< ${page} >>`,
+    { dict: '<< /Filter /FlateDecode >>', data: deflateSync(content) },
+    '<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>',
+    ...fontObjects,
+    `<< ${page} >>`,
+  ]);
+}

@@ -13,7 +13,7 @@ import { startService, uploadFile, waitForBatch, type TestService } from '../hel
 import { CHROMIUM_SKIP, launchBrowser, openReader, openTab } from '../reader/browser.ts';
 import { compareInk, popplerReference } from './ink.ts';
 import { normaliseTextContent } from '../../src/modules/conversion/pdf-page-data.ts';
-import { FONT_SKIP, clusterMappedArabicPdf, verticalJapaneseNotEmbeddedPdf, verticalJapanesePdf, visualOrderArabicPdf } from './unseen-documents.ts';
+import { FONT_SKIP, clusterMappedArabicPdf, noCmapTablePdf, verticalJapaneseNotEmbeddedPdf, verticalJapanesePdf, visualOrderArabicPdf } from './unseen-documents.ts';
 
 describe('conversion fidelity on unseen documents (issue 32)', () => {
   let svc: TestService;
@@ -164,5 +164,29 @@ describe('conversion fidelity on unseen documents (issue 32)', () => {
         await rm(dir, { recursive: true, force: true });
       }
     });
+  });
+
+  describe('a table column set in an embedded TrueType font without a cmap table', { skip: FONT_SKIP }, () => {
+    for (const cid of [false, true]) {
+      it(`is drawn in full on every page using it, as pdftoppm draws it (${cid ? 'CID-keyed' : 'simple symbolic'} font): no region loses its ink, no warning`, async () => {
+        const pdf = noCmapTablePdf(cid);
+        const { batch, book } = await upload(pdf, `report-${cid ? 'cid' : 'simple'}.pdf`);
+        assert.deepEqual(batch.warnings, []);
+        for (const page of await pages(book)) {
+          assert.deepEqual(page.warnings, []);
+          assert.ok(page.text.some((run: { text: string }) => run.text.includes('58,440')), 'the column is in the text layer');
+          const image = (page.images as { width: number; height: number; url: string }[]).find((i) => i.width === 1024)!;
+          const dir = await mkdtemp(path.join(os.tmpdir(), 'flipbook-cmap-'));
+          try {
+            await writeFile(path.join(dir, 'report.pdf'), pdf);
+            const ink = await compareInk(Buffer.from(await (await fetch(image.url)).arrayBuffer()), await popplerReference(path.join(dir, 'report.pdf'), page.number, image.width, image.height));
+            assert.ok(ink.inked > 40, JSON.stringify(ink));
+            assert.equal(ink.lost, 0, `page ${page.number}, regions that lost their ink: ${JSON.stringify(ink)}`);
+          } finally {
+            await rm(dir, { recursive: true, force: true });
+          }
+        }
+      });
+    }
   });
 });

@@ -282,3 +282,33 @@ export function noCmapTablePdf(cid = false): Buffer {
     `<< ${page} >>`,
   ]);
 }
+
+/**
+ * A page with a filled text field (pdf-lib's form API, appearance generated)
+ * and a rubber stamp whose appearance stream draws its words, as Acrobat's
+ * "Approved"-style custom stamps are made.
+ */
+export async function stampAndFormPdf(): Promise<Buffer> {
+  const { PDFDocument, PDFName, StandardFonts } = await import('pdf-lib');
+  const doc = await PDFDocument.create();
+  const helvetica = await doc.embedFont(StandardFonts.Helvetica);
+  const page = doc.addPage([600, 800]);
+  page.drawText('Purchase order', { x: 72, y: 720, size: 24, font: helvetica });
+  const field = doc.getForm().createTextField('customer');
+  field.setText('Quillfeather Stationers');
+  field.addToPage(page, { x: 72, y: 600, width: 300, height: 30, font: helvetica });
+  doc.getForm().updateFieldAppearances(helvetica);
+  const ctx = doc.context;
+  const appearance = ctx.stream('q 0.8 0 0 RG 4 w 2 2 196 56 re S Q BT /Helv 16 Tf 0.8 0 0 rg 14 22 Td (GEPRUEFT ZAHLBAR) Tj ET', {
+    Type: 'XObject', Subtype: 'Form', BBox: [0, 0, 200, 60],
+    Resources: { Font: { Helv: helvetica.ref } },
+  });
+  const stamp = ctx.register(ctx.obj({
+    Type: 'Annot', Subtype: 'Stamp', Rect: [320, 400, 520, 460], Name: PDFName.of('Approved'), F: 4,
+    AP: { N: ctx.register(appearance) },
+  }));
+  const annots = page.node.Annots();
+  if (annots) annots.push(stamp);
+  else page.node.set(PDFName.of('Annots'), ctx.obj([stamp]));
+  return Buffer.from(await doc.save({ useObjectStreams: false }));
+}

@@ -13,7 +13,7 @@ import { startService, uploadFile, waitForBatch, type TestService } from '../hel
 import { CHROMIUM_SKIP, launchBrowser, openReader, openTab } from '../reader/browser.ts';
 import { compareInk, popplerReference } from './ink.ts';
 import { normaliseTextContent } from '../../src/modules/conversion/pdf-page-data.ts';
-import { FONT_SKIP, clusterMappedArabicPdf, noCmapTablePdf, verticalJapaneseNotEmbeddedPdf, verticalJapanesePdf, visualOrderArabicPdf } from './unseen-documents.ts';
+import { FONT_SKIP, clusterMappedArabicPdf, noCmapTablePdf, stampAndFormPdf, verticalJapaneseNotEmbeddedPdf, verticalJapanesePdf, visualOrderArabicPdf } from './unseen-documents.ts';
 
 describe('conversion fidelity on unseen documents (issue 32)', () => {
   let svc: TestService;
@@ -188,5 +188,17 @@ describe('conversion fidelity on unseen documents (issue 32)', () => {
         }
       });
     }
+  });
+
+  it('makes the text of a filled form field and of a stamp\'s appearance searchable, boxed where they are drawn', async () => {
+    const { book } = await upload(await stampAndFormPdf(), 'order.pdf');
+    const [page] = await pages(book);
+    const field = page.text.find((run: { text: string }) => run.text === 'Quillfeather Stationers');
+    const stamp = page.text.find((run: { text: string }) => run.text === 'GEPRUEFT ZAHLBAR');
+    assert.ok(field && stamp, JSON.stringify(page.text));
+    // pdf-lib's field at x 72-372, y 600-630 (of 600 x 800); the stamp at 320-520, 400-460.
+    assert.ok(Math.abs(field.x - 71.5 / 600) < 0.01 && Math.abs(field.y - (800 - 630.5) / 800) < 0.01, JSON.stringify(field));
+    assert.ok(Math.abs(stamp.x - 320 / 600) < 0.01 && Math.abs(stamp.y - 340 / 800) < 0.01, JSON.stringify(stamp));
+    for (const words of ['Quillfeather', 'GEPRUEFT ZAHLBAR', 'Purchase order']) assert.equal((await search(book, words)).total, 1, words);
   });
 });

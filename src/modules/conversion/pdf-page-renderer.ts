@@ -25,6 +25,7 @@ import { ConversionError } from './conversion.errors.ts';
 import type { ConversionWarning, RenderedPage } from './conversion.types.ts';
 import { encodeRaw, encodeWidths, fitRenderSize, outputSize, renditionSize, type RawRendition } from './page-images.ts';
 import { POPPLER_PACKAGE, renderPageWithPoppler } from './poppler-fallback.ts';
+import { annotationText } from './annotation-text.ts';
 import { DestinationResolver, extractLinks, extractOutline, extractTitle, hasRightToLeft, normaliseTextContent, rightToLeftClusters } from './pdf-page-data.ts';
 import type { FromRenderWorker, RenderWorkerInit, ToRenderWorker } from './pdf-render.protocol.ts';
 import { openError, pdfjsDocumentOptions } from './pdfjs-options.ts';
@@ -228,10 +229,12 @@ async function renderPage(open: OpenDocument, number: number): Promise<void> {
     // while it is alive. Without this, converting two LibreOffice spreadsheets in
     // a row segfaulted (see the regression test in office-to-pdf.test.ts).
     canvas.data();
-    const [text, links] = await Promise.all([
+    const [contentText, fieldText, links] = await Promise.all([
       page.getTextContent().then(async (content) => normaliseTextContent(content, base, hasRightToLeft(content) ? await rightToLeftClusters(page) : [])),
+      annotationText(page, base, init.filePath, init.password !== undefined),
       extractLinks(page, base, open.resolver, doc.numPages),
     ]);
+    const text = [...contentText, ...fieldText];
     page.cleanup();
 
     const warnings: ConversionWarning[] = [];

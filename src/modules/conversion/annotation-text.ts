@@ -51,11 +51,11 @@ function boxOf(rect: number[], viewport: PageViewport): Omit<TextItem, 'text'> |
 const clean = (text: string) => stripControls(text).replace(/\s+/g, ' ').trim();
 
 /** The page's annotation text as runs, after its content's (`filePath`: the PDF, for pdftotext). */
-export async function annotationText(page: PDFPageProxy, viewport: PageViewport, filePath: string, encrypted: boolean): Promise<TextItem[]> {
-  const annotations = (await page.getAnnotations({ intent: 'display' }).catch(() => [])) as PdfjsAnnotation[];
+export async function annotationText(page: PDFPageProxy, viewport: PageViewport, filePath: string, encrypted: boolean, annotations?: Promise<unknown[]>): Promise<TextItem[]> {
+  const list = (await (annotations ?? page.getAnnotations({ intent: 'display' })).catch(() => [])) as PdfjsAnnotation[];
   const items: TextItem[] = [];
   let stamps = 0;
-  for (const annotation of annotations) {
+  for (const annotation of list) {
     if (annotation.hidden || annotation.noView || !Array.isArray(annotation.rect) || annotation.rect.length !== 4) continue;
     if ((annotation.annotationFlags ?? 0) & 2) continue;
     const box = boxOf(annotation.rect, viewport);

@@ -215,10 +215,9 @@ function namedActionPage(action: string | undefined, pageNumber: number, pageCou
  * Link annotations → links. pdf.js only fills `url` for absolute http(s),
  * ftp, mailto and tel addresses, which keeps javascript: and file: out.
  */
-export async function extractLinks(page: PDFPageProxy, viewport: PageViewport, resolver: DestinationResolver, pageCount: number): Promise<PageLink[]> {
-  const annotations = (await page.getAnnotations({ intent: 'display' })) as PdfjsLinkAnnotation[];
+export async function extractLinks(page: PDFPageProxy, viewport: PageViewport, resolver: DestinationResolver, pageCount: number, annotations?: Promise<unknown[]>): Promise<PageLink[]> {
   const links: PageLink[] = [];
-  for (const annotation of annotations) {
+  for (const annotation of (await (annotations ?? page.getAnnotations({ intent: 'display' }))) as PdfjsLinkAnnotation[]) {
     if (annotation.subtype !== 'Link' || !Array.isArray(annotation.rect) || annotation.rect.length !== 4) continue;
     const [x1, y1, x2, y2] = viewport.convertToViewportRectangle(annotation.rect) as number[];
     const box = normaliseBox(

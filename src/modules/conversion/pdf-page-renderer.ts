@@ -229,10 +229,11 @@ async function renderPage(open: OpenDocument, number: number): Promise<void> {
     // while it is alive. Without this, converting two LibreOffice spreadsheets in
     // a row segfaulted (see the regression test in office-to-pdf.test.ts).
     canvas.data();
+    const annotations = page.getAnnotations({ intent: 'display' });
     const [contentText, fieldText, links] = await Promise.all([
       page.getTextContent().then(async (content) => normaliseTextContent(content, base, hasRightToLeft(content) ? await rightToLeftClusters(page) : [])),
-      annotationText(page, base, init.filePath, init.password !== undefined),
-      extractLinks(page, base, open.resolver, doc.numPages),
+      annotationText(page, base, init.filePath, init.password !== undefined, annotations),
+      extractLinks(page, base, open.resolver, doc.numPages, annotations),
     ]);
     const text = [...contentText, ...fieldText];
     page.cleanup();

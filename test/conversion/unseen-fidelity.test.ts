@@ -106,6 +106,8 @@ describe('conversion fidelity on unseen documents (issue 32)', () => {
         const { book } = await upload(visualOrderArabicPdf([0, 90, 180, 270], mode), `habibi-${mode}.pdf`);
         const text = (await svc.request('GET', `/read/${book}/text`, { query: { from: 1, to: 4 } })).body.pages as { page: number; text: string }[];
         for (const page of text) assert.match(page.text, /حَبيبي/, `page ${page.page}: ${page.text}`);
+        // The same line on every page, whatever its /Rotate.
+        assert.deepEqual(text.map((page) => page.text), Array(4).fill(text[0]!.text), 'the same text on every rotation');
         const found = await search(book, 'حَبيبي');
         assert.deepEqual(found.hits.map((hit: { page: number }) => hit.page), [1, 2, 3, 4], JSON.stringify(found));
       });

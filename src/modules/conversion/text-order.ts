@@ -92,15 +92,37 @@ interface Line {
   end: number;
 }
 
-/** Consecutive horizontal items whose boxes share a band are one line. */
+/**
+ * A run's place in its own reading frame: `along` grows in its reading
+ * direction on the displayed page, `across` is the middle of its band, and
+ * `thickness` the band's width. Runs turned with the page (/Rotate) or on it
+ * by a right angle are lines like any other.
+ */
+function frame(item: TextItem): { along: number; across: number; thickness: number } {
+  switch (item.angle ?? 0) {
+    case 90:
+      return { along: item.y, across: -(item.x + item.width / 2), thickness: item.width };
+    case 180:
+      return { along: -(item.x + item.width), across: -(item.y + item.height / 2), thickness: item.height };
+    case 270:
+      return { along: -(item.y + item.height), across: item.x + item.width / 2, thickness: item.width };
+    default:
+      return { along: item.x, across: item.y + item.height / 2, thickness: item.height };
+  }
+}
+
+/** Consecutive items at the same right angle whose bands overlap are one line. */
 function lines(items: readonly TextItem[]): Line[] {
   const found: Line[] = [];
   let start = 0;
   for (let i = 1; i <= items.length; i++) {
     const a = items[i - 1]!;
     const b = items[i];
-    const sameLine = b !== undefined && !a.angle && !b.angle &&
-      Math.abs(a.y + a.height / 2 - (b.y + b.height / 2)) < Math.min(a.height, b.height) / 2;
+    let sameLine = false;
+    if (b !== undefined && (a.angle ?? 0) === (b.angle ?? 0) && (a.angle ?? 0) % 90 === 0) {
+      const [fa, fb] = [frame(a), frame(b)];
+      sameLine = Math.abs(fa.across - fb.across) < Math.min(fa.thickness, fb.thickness) / 2;
+    }
     if (!sameLine) {
       found.push({ start, end: i });
       start = i;
@@ -117,7 +139,8 @@ export function logicalOrder(items: TextItem[]): TextItem[] {
     const classes = line.map((item) => runClass(item.text));
     const rtl = classes.filter((c) => c === 'R').length;
     if (rtl === 0) continue;
-    const paintedLeftToRight = line.every((item, i) => i === 0 || item.x >= line[i - 1]!.x);
+    // Left to right in the line's own frame: along its reading direction on the displayed page.
+    const paintedLeftToRight = line.every((item, i) => i === 0 || frame(item).along >= frame(line[i - 1]!).along);
     if (!paintedLeftToRight) continue;
     const ltr = classes.filter((c) => c === 'L').length;
     const synthetic = classes.map((c) => STAND_IN[c]).join(' ');

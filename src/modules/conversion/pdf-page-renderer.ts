@@ -264,7 +264,8 @@ async function renderPage(open: OpenDocument, number: number): Promise<void> {
             `Scale the image down in the original and upload it again, or ask the server's operator to install ${POPPLER_PACKAGE}, which can draw it.`,
         });
       }
-      if (seen.some((w) => FONT_WITHOUT_CMAP.test(w))) {
+      if (open.fontWithoutCmap) {
+        // pdf.js names neither the font nor, after its first page, the pages using it: every later page may miss it.
         warnings.push({
           code: 'font_not_drawn',
           message: `Text on page ${number} may be missing from the page image: it uses an embedded font without a character map (cmap table), which cannot be drawn here. ` +

@@ -178,7 +178,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
 
   await app.register(assetsRoutes, {
     storage: deps.storage,
-    renditions: new PageRenditionsService({ db: database.db, storage: deps.storage }),
+    renditions: new PageRenditionsService({ db: database.db, storage: deps.storage, log: deps.logger.child({ component: 'renditions' }) }),
     renditionLimit: { limiter: clientLimiter, perMinute: config.RENDITIONS_PER_MINUTE },
   });
   // One gate for every public endpoint bound to a book: the reader and its events.

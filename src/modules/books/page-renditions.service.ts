@@ -19,6 +19,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { and, eq } from 'drizzle-orm';
+import type { Logger } from 'pino';
 import type { Db } from '../../platform/db/database.ts';
 import { ERRORS } from '../../platform/errors.ts';
 import type { OnDemandAssets } from '../../platform/storage/assets.routes.ts';
@@ -39,6 +40,8 @@ import { bookPages, books, type StoredPageImage } from './books.tables.ts';
 /** A page image key: books/<random id>/<rendition>/p<page>-w<width>.<format>. */
 const KEY = /^books\/([A-Za-z0-9_-]{1,64})\/([A-Za-z0-9_-]{1,64})\/p(\d{1,6})-w(\d{1,5})\.(webp|jpeg)$/;
 const IMAGE_SOURCES = new Set(['jpeg', 'png']);
+/** Warnings of content left out that poppler draws when it is there and does not fail (a damaged image stays damaged). */
+const REDRAWABLE = new Set(['image_too_large', 'font_not_drawn']);
 
 export interface OnDemandWidths {
   /** Listed widths the conversion leaves out (PAGE_WIDTHS_ON_DEMAND). */
@@ -82,12 +85,14 @@ export class PageRenditionsService implements OnDemandAssets {
   readonly #storage: Storage;
   readonly #concurrency: number;
   readonly #queueLimit: number;
+  readonly #log: Logger | null;
   /** One draw per key per process: concurrent requests for it share the result. */
   readonly #inFlight = new Map<string, Promise<Buffer | null>>();
   #running = 0;
   readonly #waiting: (() => void)[] = [];
 
-  constructor(deps: { db: Db; storage: Storage; concurrency?: number; queueLimit?: number }) {
+  constructor(deps: { db: Db; storage: Storage; concurrency?: number; queueLimit?: number; log?: Logger }) {
+    this.#log = deps.log ?? null;
     this.#db = deps.db;
     this.#storage = deps.storage;
     this.#concurrency = deps.concurrency ?? 2;
@@ -163,6 +168,13 @@ export class PageRenditionsService implements OnDemandAssets {
         const image = rendered?.images[0];
         if (!image) return null;
         body = await readFile(image.path);
+        const leftOut = rendered.warnings?.filter((w) => REDRAWABLE.has(w.code)) ?? [];
+        if (leftOut.length > 0) {
+          // Content was left out (poppler missing or failing for a huge image or a font without cmap):
+          // answer what was drawn, but do not store it, so a later request draws the page again.
+          this.#log?.warn({ bookId: book.id, page, width: entry.width, codes: leftOut.map((w) => w.code) }, `on-demand rendition not stored, not faithful: ${leftOut.map((w) => w.message).join(' ')}`);
+          return body;
+        }
       }
       await this.#storage.put(entry.key, body, { contentType: format === 'jpeg' ? 'image/jpeg' : 'image/webp' });
       return body;

@@ -50,7 +50,7 @@ export interface PageImage {
  * still converted: shown to the uploader on the batch and the page, and logged.
  */
 export interface ConversionWarning {
-  /** Stable: image_too_large, image_damaged, page_failed, fonts_substituted; books from content: image_unavailable, items_missing. */
+  /** Stable: image_too_large, image_damaged, font_not_drawn, page_failed, fonts_substituted; books from content: image_unavailable, items_missing. */
   code: string;
   /** Written for the uploader: what is missing and what to do. */
   message: string;

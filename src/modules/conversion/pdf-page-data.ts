@@ -4,10 +4,10 @@
  * displayed page (0..1, origin top-left, after /Rotate) and destinations
  * resolved to 1-based page numbers.
  */
-import type { PDFDocumentProxy, PDFPageProxy, PageViewport } from 'pdfjs-dist/legacy/build/pdf.mjs';
+import { OPS, type PDFDocumentProxy, type PDFPageProxy, type PageViewport } from 'pdfjs-dist/legacy/build/pdf.mjs';
 import type { TextContent, TextItem as PdfjsTextItem, TextStyle } from 'pdfjs-dist/types/src/display/api.js';
 import type { NormalisedRect, OutlineEntry, PageLink, TextItem } from './conversion.types.ts';
-import { logicalOrder, stripControls } from './text-order.ts';
+import { horizontalForms, logicalOrder, restoreClusters, runClass, stripControls } from './text-order.ts';
 
 type Matrix = [number, number, number, number, number, number];
 type Point = [number, number];
@@ -64,24 +64,28 @@ function displayedAngle(viewport: Pick<PageViewport, 'transform'>, [dx, dy]: Poi
  * displayed page (`angle`, `dir`), so a highlight can be placed inside it, and
  * the runs of a line come out in reading order (text-order.ts).
  */
-export function normaliseTextContent(content: TextContent, viewport: Pick<PageViewport, 'transform' | 'width' | 'height'>): TextItem[] {
+export function normaliseTextContent(content: TextContent, viewport: Pick<PageViewport, 'transform' | 'width' | 'height'>, clusters: readonly string[] = []): TextItem[] {
   const items: TextItem[] = [];
   for (const raw of content.items) {
     if (!('str' in raw)) continue;
     const item = raw as PdfjsTextItem;
-    const text = stripControls(item.str);
+    const text = restoreClusters(horizontalForms(stripControls(item.str)), clusters);
     if (!text || !text.trim()) continue;
     const t = item.transform as Matrix;
     const style = content.styles[item.fontName];
     const { ascent, descent } = fontMetrics(style);
+    // Vertical writing: pdf.js says so in the font's style and in the run's direction
+    // ("ttb"), and measures the run's advance in its height, never its width.
+    const vertical = Boolean(style?.vertical) || item.dir === 'ttb';
+    const em = vertical ? Math.hypot(t[2], t[3]) || Math.hypot(t[0], t[1]) : Math.hypot(t[0], t[1]) || Math.hypot(t[2], t[3]);
+    // A run painted with no advance (zero-width glyph metrics) still covers its characters: one em each.
+    const advance = (vertical ? item.height : item.width) / (em || 1) || [...text].length;
     let corners: Point[];
-    if (style?.vertical) {
-      // Vertical writing: glyphs centred on the line, advancing downwards.
-      const length = item.height / (Math.hypot(t[2], t[3]) || 1);
-      corners = [[-0.5, 0], [0.5, 0], [-0.5, -length], [0.5, -length]];
+    if (vertical) {
+      // Glyphs centred on the column, advancing downwards.
+      corners = [[-0.5, 0], [0.5, 0], [-0.5, -advance], [0.5, -advance]];
     } else {
-      const length = item.width / (Math.hypot(t[0], t[1]) || 1);
-      corners = [[0, descent], [length, descent], [0, ascent], [length, ascent]];
+      corners = [[0, descent], [advance, descent], [0, ascent], [advance, ascent]];
     }
     const box = normaliseBox(
       corners.map((c) => apply(viewport.transform, apply(t, c))),
@@ -91,11 +95,37 @@ export function normaliseTextContent(content: TextContent, viewport: Pick<PageVi
     const entry: TextItem = { text, ...box };
     if (item.dir === 'rtl') entry.dir = 'rtl';
     // The advance direction: along the baseline, or down the column for vertical writing.
-    const angle = displayedAngle(viewport, style?.vertical ? [-t[2], -t[3]] : [t[0], t[1]]);
+    const angle = displayedAngle(viewport, vertical ? [-t[2], -t[3]] : [t[0], t[1]]);
     if (angle !== 0) entry.angle = angle;
     items.push(entry);
   }
   return logicalOrder(items);
+}
+
+/** Whether pdf.js found right-to-left text in the page (then its glyph clusters are worth reading). */
+export function hasRightToLeft(content: TextContent): boolean {
+  return content.items.some((item) => 'dir' in item && item.dir === 'rtl');
+}
+
+/**
+ * The texts of single glyphs that stand for several characters, right-to-left
+ * ones among them: a shaping cluster's text as cairo writes it into ToUnicode
+ * (text-order.ts, restoreClusters). Read from the page's operator list, where
+ * each shown glyph carries its text; this parses the page once more, so it is
+ * only asked for pages with right-to-left text.
+ */
+export async function rightToLeftClusters(page: PDFPageProxy): Promise<string[]> {
+  const clusters = new Set<string>();
+  const list = await page.getOperatorList();
+  list.fnArray.forEach((fn, i) => {
+    if (fn !== OPS.showText) return;
+    const glyphs = (list.argsArray[i] as unknown[][] | undefined)?.[0] ?? [];
+    for (const glyph of glyphs) {
+      const unicode = glyph && typeof glyph === 'object' ? (glyph as { unicode?: unknown }).unicode : null;
+      if (typeof unicode === 'string' && [...unicode.trim()].length > 1 && runClass(unicode) === 'R') clusters.add(unicode);
+    }
+  });
+  return [...clusters];
 }
 
 /**
@@ -185,10 +215,9 @@ function namedActionPage(action: string | undefined, pageNumber: number, pageCou
  * Link annotations → links. pdf.js only fills `url` for absolute http(s),
  * ftp, mailto and tel addresses, which keeps javascript: and file: out.
  */
-export async function extractLinks(page: PDFPageProxy, viewport: PageViewport, resolver: DestinationResolver, pageCount: number): Promise<PageLink[]> {
-  const annotations = (await page.getAnnotations({ intent: 'display' })) as PdfjsLinkAnnotation[];
+export async function extractLinks(page: PDFPageProxy, viewport: PageViewport, resolver: DestinationResolver, pageCount: number, annotations?: Promise<unknown[]>): Promise<PageLink[]> {
   const links: PageLink[] = [];
-  for (const annotation of annotations) {
+  for (const annotation of (await (annotations ?? page.getAnnotations({ intent: 'display' }))) as PdfjsLinkAnnotation[]) {
     if (annotation.subtype !== 'Link' || !Array.isArray(annotation.rect) || annotation.rect.length !== 4) continue;
     const [x1, y1, x2, y2] = viewport.convertToViewportRectangle(annotation.rect) as number[];
     const box = normaliseBox(

@@ -25,7 +25,8 @@ import { ConversionError } from './conversion.errors.ts';
 import type { ConversionWarning, RenderedPage } from './conversion.types.ts';
 import { encodeRaw, encodeWidths, fitRenderSize, outputSize, renditionSize, type RawRendition } from './page-images.ts';
 import { POPPLER_PACKAGE, renderPageWithPoppler } from './poppler-fallback.ts';
-import { DestinationResolver, extractLinks, extractOutline, extractTitle, normaliseTextContent } from './pdf-page-data.ts';
+import { annotationText } from './annotation-text.ts';
+import { DestinationResolver, extractLinks, extractOutline, extractTitle, hasRightToLeft, normaliseTextContent, rightToLeftClusters } from './pdf-page-data.ts';
 import type { FromRenderWorker, RenderWorkerInit, ToRenderWorker } from './pdf-render.protocol.ts';
 import { openError, pdfjsDocumentOptions } from './pdfjs-options.ts';
 
@@ -55,6 +56,14 @@ console.warn = (...args: unknown[]) => {
 };
 const IMAGE_TOO_LARGE = /Image exceeded maximum allowed size/;
 const IMAGE_UNDECODABLE = /Unable to decode (inline )?image/;
+/**
+ * An embedded TrueType font without a cmap table: pdf.js then finds a
+ * symbolic font's glyphs by no other way and draws nothing for its text
+ * (a whole table column of an annual report), where poppler and MuPDF find
+ * them by their names. pdf.js says it once per font, on the first page that
+ * uses it, and not which font it is.
+ */
+const FONT_WITHOUT_CMAP = /No cmap table available/;
 
 /**
  * The canvas module pdf.js itself loads (pdfjs-dist may ship its own copy of
@@ -114,6 +123,8 @@ class OpenDocument {
   queue: Promise<void> = Promise.resolve();
   readonly encodes = new Set<Promise<void>>();
   readonly frames = new FramePool();
+  /** A font without a cmap table was met: this and every later page of the document is drawn by poppler. */
+  fontWithoutCmap = false;
 
   constructor(init: RenderWorkerInit, doc: PDFDocumentProxy) {
     this.init = init;
@@ -218,18 +229,23 @@ async function renderPage(open: OpenDocument, number: number): Promise<void> {
     // while it is alive. Without this, converting two LibreOffice spreadsheets in
     // a row segfaulted (see the regression test in office-to-pdf.test.ts).
     canvas.data();
-    const [text, links] = await Promise.all([
-      page.getTextContent().then((content) => normaliseTextContent(content, base)),
-      extractLinks(page, base, open.resolver, doc.numPages),
+    const annotations = page.getAnnotations({ intent: 'display' });
+    const [contentText, fieldText, links] = await Promise.all([
+      page.getTextContent().then(async (content) => normaliseTextContent(content, base, hasRightToLeft(content) ? await rightToLeftClusters(page) : [])),
+      annotationText(page, base, init.filePath, init.password !== undefined, annotations),
+      extractLinks(page, base, open.resolver, doc.numPages, annotations),
     ]);
+    const text = [...contentText, ...fieldText];
     page.cleanup();
 
     const warnings: ConversionWarning[] = [];
     if (seen.some((w) => IMAGE_UNDECODABLE.test(w))) {
       warnings.push({ code: 'image_damaged', message: `An image on page ${number} is damaged and could not be drawn; the rest of the page is shown. Check the image in the original document and upload it again.` });
     }
-    if (seen.some((w) => IMAGE_TOO_LARGE.test(w))) {
-      // pdf.js left an image out; poppler scales images while decoding them.
+    const imageTooLarge = seen.some((w) => IMAGE_TOO_LARGE.test(w));
+    if (seen.some((w) => FONT_WITHOUT_CMAP.test(w))) open.fontWithoutCmap = true;
+    if (imageTooLarge || open.fontWithoutCmap) {
+      // pdf.js left an image or a font's text out; poppler scales images while decoding them and finds glyphs by name.
       const png = await renderPageWithPoppler({ filePath: init.filePath, page: number, width: size.width, height: size.height, outDir: init.outDir, ...(init.password !== undefined ? { password: init.password } : {}) });
       if (png) {
         frames.release(frame);
@@ -241,11 +257,21 @@ async function renderPage(open: OpenDocument, number: number): Promise<void> {
         return;
       }
       // What pdf.js drew is the rest of the page.
-      warnings.push({
-        code: 'image_too_large',
-        message: `An image on page ${number} is too large to draw (over ${Math.round(init.maxEmbeddedImagePixels / 1_000_000)} megapixels) and was left out. ` +
-          `Scale the image down in the original and upload it again, or ask the server's operator to install ${POPPLER_PACKAGE}, which can draw it.`,
-      });
+      if (imageTooLarge) {
+        warnings.push({
+          code: 'image_too_large',
+          message: `An image on page ${number} is too large to draw (over ${Math.round(init.maxEmbeddedImagePixels / 1_000_000)} megapixels) and was left out. ` +
+            `Scale the image down in the original and upload it again, or ask the server's operator to install ${POPPLER_PACKAGE}, which can draw it.`,
+        });
+      }
+      if (open.fontWithoutCmap) {
+        // pdf.js names neither the font nor, after its first page, the pages using it: every later page may miss it.
+        warnings.push({
+          code: 'font_not_drawn',
+          message: `Text on page ${number} may be missing from the page image: it uses an embedded font without a character map (cmap table), which cannot be drawn here. ` +
+            `The text is still searchable. Embed the fonts in full when exporting the PDF, or ask the server's operator to install ${POPPLER_PACKAGE}, which can draw it.`,
+        });
+      }
     }
 
     // Each width's size as a direct render would give it (the supersampled canvas rounds differently).

@@ -4,6 +4,14 @@
  * - Control characters: C0 and C1 controls (U+0000-U+001F, U+007F-U+009F)
  *   are painted invisibly by hidden text layers and some producers; they are
  *   removed, except tab and newline.
+ * - Vertical presentation forms become the characters they stand for.
+ * - Shaping clusters: a producer that shapes text (cairo, used by WeasyPrint
+ *   and many Linux applications) gives the whole text of a cluster, in
+ *   logical order, to one glyph of it and nothing to the others. pdf.js reads
+ *   a run as painted, in visual order, and reverses its right-to-left part,
+ *   which turns such a cluster backwards (حَبيبي becomes يبيبَح). The texts of
+ *   the page's multi-character glyphs are known (restoreClusters): where a run
+ *   holds one of them reversed, it is put back.
  * - Right-to-left scripts: pdf.js puts the characters of each text run in
  *   logical order (its own bidi pass), but keeps the runs of a line in the
  *   order the producer painted them. Producers that paint a line left to right
@@ -28,6 +36,34 @@ const CONTROLS = /[\u0000-\u0008\u000B-\u001F\u007F-\u009F]/g;
 
 export function stripControls(text: string): string {
   return text.replace(CONTROLS, '');
+}
+
+/**
+ * Vertical presentation forms (U+FE10-FE19, U+FE30-FE4F: ︒ for 。, ︵ for （)
+ * → the characters people type. pdf.js substitutes them when it draws vertical
+ * text in a font the PDF does not embed, and its text follows; a search for
+ * "猫である。" must find them.
+ */
+const VERTICAL_FORMS = /[\uFE10-\uFE19\uFE30-\uFE4F]/g;
+export function horizontalForms(text: string): string {
+  return text.replace(VERTICAL_FORMS, (char) => char.normalize('NFKC'));
+}
+
+/**
+ * Runs with a right-to-left cluster turned backwards by the extraction put
+ * right: `clusters` are the texts of single glyphs that stand for several
+ * characters, right-to-left ones among them (pdf-page-data.ts).
+ */
+export function restoreClusters(text: string, clusters: readonly string[]): string {
+  let restored = text;
+  for (const cluster of clusters) {
+    const logical = cluster.trim();
+    if ([...logical].length < 2 || runClass(logical) !== 'R') continue;
+    // What pdf.js's bidi pass makes of a logical string it takes for visual order.
+    const reversed = bidi.getReorderedString(logical, bidi.getEmbeddingLevels(logical, 'rtl'));
+    if (reversed !== logical && restored.includes(reversed)) restored = restored.split(reversed).join(logical);
+  }
+  return restored;
 }
 
 type RunClass = 'R' | 'L' | 'EN' | 'N';
@@ -56,15 +92,37 @@ interface Line {
   end: number;
 }
 
-/** Consecutive horizontal items whose boxes share a band are one line. */
+/**
+ * A run's place in its own reading frame: `along` grows in its reading
+ * direction on the displayed page, `across` is the middle of its band, and
+ * `thickness` the band's width. Runs turned with the page (/Rotate) or on it
+ * by a right angle are lines like any other.
+ */
+function frame(item: TextItem): { along: number; across: number; thickness: number } {
+  switch (item.angle ?? 0) {
+    case 90:
+      return { along: item.y, across: -(item.x + item.width / 2), thickness: item.width };
+    case 180:
+      return { along: -(item.x + item.width), across: -(item.y + item.height / 2), thickness: item.height };
+    case 270:
+      return { along: -(item.y + item.height), across: item.x + item.width / 2, thickness: item.width };
+    default:
+      return { along: item.x, across: item.y + item.height / 2, thickness: item.height };
+  }
+}
+
+/** Consecutive items at the same right angle whose bands overlap are one line. */
 function lines(items: readonly TextItem[]): Line[] {
   const found: Line[] = [];
   let start = 0;
   for (let i = 1; i <= items.length; i++) {
     const a = items[i - 1]!;
     const b = items[i];
-    const sameLine = b !== undefined && !a.angle && !b.angle &&
-      Math.abs(a.y + a.height / 2 - (b.y + b.height / 2)) < Math.min(a.height, b.height) / 2;
+    let sameLine = false;
+    if (b !== undefined && (a.angle ?? 0) === (b.angle ?? 0) && (a.angle ?? 0) % 90 === 0) {
+      const [fa, fb] = [frame(a), frame(b)];
+      sameLine = Math.abs(fa.across - fb.across) < Math.min(fa.thickness, fb.thickness) / 2;
+    }
     if (!sameLine) {
       found.push({ start, end: i });
       start = i;
@@ -81,7 +139,8 @@ export function logicalOrder(items: TextItem[]): TextItem[] {
     const classes = line.map((item) => runClass(item.text));
     const rtl = classes.filter((c) => c === 'R').length;
     if (rtl === 0) continue;
-    const paintedLeftToRight = line.every((item, i) => i === 0 || item.x >= line[i - 1]!.x);
+    // Left to right in the line's own frame: along its reading direction on the displayed page.
+    const paintedLeftToRight = line.every((item, i) => i === 0 || frame(item).along >= frame(line[i - 1]!).along);
     if (!paintedLeftToRight) continue;
     const ltr = classes.filter((c) => c === 'L').length;
     const synthetic = classes.map((c) => STAND_IN[c]).join(' ');

@@ -236,6 +236,14 @@ export async function uploadFile(svc: TestService, key: string, file: Buffer, fi
   return sendMultipart(svc, key, 'POST', '/v1/books', fields, { field: 'files[]', bytes: file, name: filename }, headers);
 }
 
+/** Uploads a document (published by default) and waits for its batch to end: the batch and the book's random id. */
+export async function convertDocument(svc: TestService, key: string, bytes: Uint8Array, filename: string, fields: Record<string, string> = { status: 'publish' }): Promise<{ batch: any; book: string }> {
+  const res = await uploadFile(svc, key, Buffer.from(bytes), filename, fields);
+  if (res.status !== 202) throw new Error(`upload of ${filename} answered ${res.status}: ${res.text}`);
+  const batch = await waitForBatch(svc, key, res.body.data.batch_id);
+  return { batch, book: batch.books[0].random_id as string };
+}
+
 /** Polls a batch until it leaves queued/processing. */
 export async function waitForBatch(svc: TestService, key: string, batchId: string, timeoutMs = 120_000): Promise<any> {
   return eventually(async () => {

@@ -13,7 +13,7 @@ import { after, before, describe, it } from 'node:test';
 import { promisify } from 'node:util';
 import { PDFDocument, PDFHexString, PDFName, PDFNull, PDFString, StandardFonts, degrees, type PDFRef } from 'pdf-lib';
 import sharp from 'sharp';
-import { startService, uploadFile, waitForBatch, type TestService } from '../helpers.ts';
+import { convertDocument, startService, uploadFile, type TestService } from '../helpers.ts';
 import { makeCfb, rawPdf } from './conversion-documents.ts';
 
 const FIXTURES = path.resolve(import.meta.dirname, '../fixtures/conversion');
@@ -40,12 +40,7 @@ describe('conversion fidelity (issue 15)', () => {
   });
   after(() => svc.stop());
 
-  async function upload(bytes: Uint8Array, filename: string, fields: Record<string, string> = { status: 'publish' }) {
-    const res = await uploadFile(svc, key, Buffer.from(bytes), filename, fields);
-    assert.equal(res.status, 202, res.text);
-    const batch = await waitForBatch(svc, key, res.body.data.batch_id);
-    return { batch, book: batch.books[0].random_id as string };
-  }
+  const upload = (bytes: Uint8Array, filename: string, fields?: Record<string, string>) => convertDocument(svc, key, bytes, filename, fields);
   const pages = async (book: string) => (await svc.request('GET', `/v1/books/${book}/pages`, { key })).body.data;
   const search = async (book: string, q: string) => (await svc.request('GET', `/read/${book}/search`, { query: { q } })).body;
 

@@ -9,7 +9,7 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { startService, uploadFile, waitForBatch, type TestService } from '../helpers.ts';
+import { convertDocument, startService, uploadFile, waitForBatch, type TestService } from '../helpers.ts';
 import { CHROMIUM_SKIP, launchBrowser, openReader, openTab } from '../reader/browser.ts';
 import { compareInk, popplerReference } from './ink.ts';
 import { normaliseTextContent } from '../../src/modules/conversion/pdf-page-data.ts';
@@ -24,12 +24,10 @@ describe('conversion fidelity on unseen documents (issue 32)', () => {
   });
   after(() => svc.stop());
 
-  async function upload(bytes: Uint8Array, filename: string, fields: Record<string, string> = { status: 'publish' }) {
-    const res = await uploadFile(svc, key, Buffer.from(bytes), filename, fields);
-    assert.equal(res.status, 202, res.text);
-    const batch = await waitForBatch(svc, key, res.body.data.batch_id);
-    assert.equal(batch.status, 'completed', JSON.stringify(batch.error));
-    return { batch, book: batch.books[0].random_id as string };
+  async function upload(bytes: Uint8Array, filename: string, fields?: Record<string, string>) {
+    const converted = await convertDocument(svc, key, bytes, filename, fields);
+    assert.equal(converted.batch.status, 'completed', JSON.stringify(converted.batch.error));
+    return converted;
   }
   const pages = async (book: string) => (await svc.request('GET', `/v1/books/${book}/pages`, { key })).body.data;
   const search = async (book: string, q: string) => (await svc.request('GET', `/read/${book}/search`, { query: { q } })).body;

@@ -86,6 +86,8 @@ function BookScreen({ book, reload }: { book: Book; reload: () => Promise<void> 
           <ul class="book-links">
             <li><a href={`${bookHref(book)}/settings`}>Reader settings</a></li>
             <li><a href={`${bookHref(book)}/share`}>Share and embed</a></li>
+            <li><a href={`${bookHref(book)}/share#embed-section`}>Embed</a></li>
+            <li><a href={`${bookHref(book)}/access`}>Access</a></li>
           </ul>
         </section>
       </div>

@@ -10,6 +10,7 @@ import { notify } from '../components/toast.tsx';
 import { formatDateTime } from '../format.ts';
 import { useResource } from '../resource.ts';
 import { bookHref, type Book } from '../books/book-facts.ts';
+import { QrCode } from './qr-code.tsx';
 
 type TrackedLink = DataOf<'/v1/books/{book}/tracked-links', 'get'>[number];
 type Preset = 'responsive' | 'fixed' | 'full';
@@ -87,6 +88,12 @@ function ShareScreen({ book }: { book: Book }) {
           </div>
           <p class="hint" role="status">{linkCopy.status}</p>
         </div>
+        {url && (
+          <>
+            <h3>QR code</h3>
+            <QrCode url={url} bookName={book.name} />
+          </>
+        )}
       </section>
       <section class="card stack" aria-labelledby="embed" id="embed-section">
         <h2 id="embed">Embed</h2>

@@ -88,6 +88,7 @@ function BookScreen({ book, reload }: { book: Book; reload: () => Promise<void> 
             <li><a href={`${bookHref(book)}/share`}>Share and embed</a></li>
             <li><a href={`${bookHref(book)}/share#embed-section`}>Embed</a></li>
             <li><a href={`${bookHref(book)}/access`}>Access</a></li>
+            <li><a href={`${bookHref(book)}/lead-form`}>Lead form</a></li>
           </ul>
         </section>
       </div>

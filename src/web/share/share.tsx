@@ -76,7 +76,7 @@ function ShareScreen({ book }: { book: Book }) {
   const embed = embedCodeFor(book, preset);
   return (
     <Page title={`Share and embed: ${book.name}`}>
-      <p><a href={bookHref(book)}>Back to the book</a> · <a href={`${bookHref(book)}/access`}>Access and embed domains</a></p>
+      <p><a href={bookHref(book)}>Back to the book</a> · <a href={`${bookHref(book)}/access`}>Access and embed domains</a> · <a href={`${bookHref(book)}/lead-form`}>Lead form</a></p>
       {book.status !== 'publish' && <p class="alert">The book is not published: the link and the embed show it once it is.</p>}
       <section class="card" aria-labelledby="link-heading">
         <h2 id="link-heading">Public link</h2>

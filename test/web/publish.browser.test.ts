@@ -164,6 +164,15 @@ describe('the publishing screens', { skip: WEB_SKIP || CORPUS_SKIP }, () => {
       assert.equal(now.settings.share_social_media, false);
       assert.equal(now.settings.sound_enabled, false);
       await assertAccessible(page, 'Reader settings, conflict');
+      // A failed save loses nothing, not even over a reload: the draft comes back with the revision it started
+      // from, and so meets the same conflict instead of overwriting the change made elsewhere.
+      await page.reload();
+      await heading(page, 'Reader settings: Bug51170');
+      await page.getByText('Your unsaved changes from before are back in the form.').waitFor();
+      assert.equal(await page.getByRole('checkbox', { name: 'Page-turn sound' }).isChecked(), true);
+      await page.getByRole('button', { name: 'Save', exact: true }).click();
+      await page.getByRole('alert').filter({ hasText: 'Someone changed these settings meanwhile' }).waitFor();
+      assert.equal((await book()).settings.sound_enabled, false);
       await page.getByRole('button', { name: 'Read the book again' }).click();
       await page.getByRole('status').filter({ hasText: 'The book was read again.' }).waitFor();
       assert.equal(await page.getByRole('checkbox', { name: 'Show sharing' }).isChecked(), false);
@@ -173,6 +182,11 @@ describe('the publishing screens', { skip: WEB_SKIP || CORPUS_SKIP }, () => {
       now = await book();
       assert.equal(now.settings.share_social_media, false);
       assert.equal(now.settings.sound_enabled, true);
+      // Saved: nothing is kept as a draft any more.
+      await page.reload();
+      await heading(page, 'Reader settings: Bug51170');
+      await page.getByRole('checkbox', { name: 'Page-turn sound' }).waitFor();
+      assert.equal(await page.getByText('Your unsaved changes from before are back in the form.').count(), 0);
 
       // The preview is for the workspace's people only.
       assert.equal((await fetch(`${svc.url}/read/${bookId}/preview`)).status, 401);

@@ -108,6 +108,11 @@ describe('the publishing screens', { skip: WEB_SKIP || CORPUS_SKIP }, () => {
       const reader = page.frameLocator('iframe[title="Reader: pdflatex-outline"]');
       await reader.locator('body').waitFor();
       await page.getByLabel('Name', { exact: true }).fill('Outline sample');
+      // Typed, not saved, and the page reloaded: the name typed is still there.
+      await page.reload();
+      await heading(page, 'pdflatex-outline');
+      await page.getByText('Your unsaved changes from before are back in the form.').waitFor();
+      assert.equal(await page.getByLabel('Name', { exact: true }).inputValue(), 'Outline sample');
       await page.getByRole('button', { name: 'Save', exact: true }).click();
       await heading(page, 'Outline sample');
       await assertAccessible(page, 'Book page, published');

@@ -8,6 +8,8 @@ import { ErrorMessage, fieldErrors } from '../components/error-message.tsx';
 import { Field, TextInput } from '../components/field.tsx';
 import { Loading } from '../components/loading.tsx';
 import { Page } from '../components/page.tsx';
+import { DraftNotice } from '../components/draft-notice.tsx';
+import { draftKey, useDraft } from '../draft.ts';
 import { notify } from '../components/toast.tsx';
 import { formatDateTime } from '../format.ts';
 import { useResource } from '../resource.ts';
@@ -135,8 +137,11 @@ async function save(book: Book, body: Omit<Update, 'status'> & { status?: Update
 }
 
 function Details({ book, reload }: { book: Book; reload: () => Promise<void> }) {
-  const [title, setTitle] = useState(book.name);
-  const [description, setDescription] = useState(book.description ?? '');
+  const stored = () => ({ title: book.name, description: book.description ?? '' });
+  const draft = useDraft(draftKey('book-details', book.random_id), stored, { differs: (v) => v.title !== book.name || v.description !== (book.description ?? '') });
+  const { title, description } = draft.value;
+  const setTitle = (value: string) => draft.set((v) => ({ ...v, title: value }));
+  const setDescription = (value: string) => draft.set((v) => ({ ...v, description: value }));
   const [busy, setBusy] = useState(false);
   const [problem, setProblem] = useState<Problem | null>(null);
   return (
@@ -150,12 +155,14 @@ function Details({ book, reload }: { book: Book; reload: () => Promise<void> }) 
         setBusy(false);
         setProblem(result.ok ? null : result.problem);
         if (result.ok) {
+          draft.saved({ title: result.data.name, description: result.data.description ?? '' });
           notify('The name and description were saved.');
           await reload();
         }
       }}
     >
       <h2 id="details-heading">Name and description</h2>
+      <DraftNotice restored={draft.restored} onDiscard={() => draft.discard(stored())} />
       <TextInput label="Name" value={title} onValue={setTitle} errors={fieldErrors(problem, 'title')} />
       <Field label="Description" errors={fieldErrors(problem, 'description')}>
         {(control) => <textarea {...control} value={description} onInput={(event) => setDescription(event.currentTarget.value)} />}

@@ -6,6 +6,7 @@ import { ErrorMessage, fieldErrors } from '../components/error-message.tsx';
 import { TextInput } from '../components/field.tsx';
 import { Loading } from '../components/loading.tsx';
 import { Page } from '../components/page.tsx';
+import { draftKey, useDraft } from '../draft.ts';
 import { notify } from '../components/toast.tsx';
 import { formatDateTime } from '../format.ts';
 import { useResource } from '../resource.ts';
@@ -127,7 +128,9 @@ function ShareScreen({ book }: { book: Book }) {
 function TrackedLinks({ book }: { book: Book }) {
   const writes = rank(role.value) >= rank('editor');
   const links = useResource(() => call(client.GET('/v1/books/{book}/tracked-links', { params: { path: { book: book.random_id }, query: { limit: 200 } } })));
-  const [name, setName] = useState('');
+  const draft = useDraft(draftKey('tracked-link', book.random_id), () => ({ name: '' }), { differs: (v) => v.name !== '' });
+  const { name } = draft.value;
+  const setName = (value: string) => draft.set({ name: value });
   const [busy, setBusy] = useState(false);
   const [problem, setProblem] = useState<Problem | null>(null);
   const [copied, setCopied] = useState('');
@@ -138,7 +141,7 @@ function TrackedLinks({ book }: { book: Book }) {
     setBusy(false);
     setProblem(result.ok ? null : result.problem);
     if (result.ok) {
-      setName('');
+      draft.saved({ name: '' });
       notify(`The tracked link “${result.data.name}” was created.`);
       await links.reload();
     }

@@ -66,6 +66,12 @@ describe('the lead form in the application', { skip: WEB_SKIP }, () => {
       await page.getByRole('button', { name: 'Save lead form' }).click();
       await page.getByText('The lead form was saved: readers see it from now on.').waitFor();
       assert.equal(await page.getByText('Your unsaved changes from before are back in the form.').count(), 0);
+      // The leads link answers the CSV to the signed-in person.
+      const href = await page.getByRole('link', { name: 'Download the leads (CSV)' }).getAttribute('href');
+      const csv = await page.request.get(`${svc.origin}${href}`);
+      assert.equal(csv.status(), 200);
+      assert.match(csv.headers()['content-type'] ?? '', /text\/csv/);
+      assert.match(await csv.text(), /^\uFEFF?id,submitted_at,name,email/);
       assert.deepEqual(tab.problems, []);
     } finally {
       await tab.close();

@@ -77,6 +77,8 @@ export interface Draft<T> {
   saved: (next: T) => void;
   /** Throws the draft away and goes back to `initial`. */
   discard: (initial: T) => void;
+  /** Keeps the values but forgets the restored base (the person has seen the record as it is now). */
+  rebase: () => void;
 }
 
 /**
@@ -111,5 +113,6 @@ export function useDraft<T>(key: string | null, initial: () => T, options: { bas
     clearDraft(key);
     setState({ value: next, restored: false, restoredBase: undefined });
   }, [key]);
-  return { ...state, set, saved, discard: saved };
+  const rebase = useCallback(() => setState((s) => ({ ...s, restoredBase: undefined })), []);
+  return { ...state, set, saved, discard: saved, rebase };
 }

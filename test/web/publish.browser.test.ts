@@ -108,11 +108,21 @@ describe('the publishing screens', { skip: WEB_SKIP || CORPUS_SKIP }, () => {
       const reader = page.frameLocator('iframe[title="Reader: pdflatex-outline"]');
       await reader.locator('body').waitFor();
       await page.getByLabel('Name', { exact: true }).fill('Outline sample');
-      // Typed, not saved, and the page reloaded: the name typed is still there.
+      // Typed, not saved, and the page reloaded: the name typed is still there. Someone changed the description
+      // meanwhile: the restored draft meets the conflict, and goes over theirs once the book is read again.
+      const typedOn = page.url().split('/').pop()!;
+      assert.equal((await svc.request('PUT', `/v1/books/${typedOn}`, { key, body: { status: 'publish', description: 'Theirs' } })).status, 200);
       await page.reload();
       await heading(page, 'pdflatex-outline');
       await page.getByText('Your unsaved changes from before are back in the form.').waitFor();
       assert.equal(await page.getByLabel('Name', { exact: true }).inputValue(), 'Outline sample');
+      await page.getByRole('button', { name: 'Save', exact: true }).click();
+      await page.getByRole('alert').filter({ hasText: 'Someone changed this book meanwhile' }).waitFor();
+      await heading(page, 'pdflatex-outline');
+      await page.getByRole('button', { name: 'Read the book again' }).click();
+      await page.getByRole('alert').filter({ hasText: 'Someone changed this book meanwhile' }).waitFor({ state: 'detached' });
+      assert.equal(await page.getByLabel('Name', { exact: true }).inputValue(), 'Outline sample');
+      assert.equal(await page.getByRole('textbox', { name: 'Description' }).inputValue(), 'Theirs', 'their description, which this person did not change');
       await page.getByRole('button', { name: 'Save', exact: true }).click();
       await heading(page, 'Outline sample');
       await assertAccessible(page, 'Book page, published');

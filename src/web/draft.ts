@@ -6,7 +6,7 @@
  * signing out removes them all. Secrets (passwords) are never kept: the
  * form leaves them out of what it stores.
  */
-import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
+import { useCallback, useRef, useState } from 'preact/hooks';
 import { account } from './api.ts';
 
 const PREFIX = 'flipbook:draft:';
@@ -95,21 +95,19 @@ export function useDraft<T>(key: string | null, initial: () => T, options: { bas
   });
   const opts = useRef(options);
   opts.current = options;
-  const dirty = useRef(false);
+  const current = useRef(state.value);
 
-  useEffect(() => {
-    if (!dirty.current) return;
+  // Kept at once, not after the next render: a reload right after a keystroke must not lose it.
+  const set = useCallback((next: T | ((value: T) => T)) => {
+    const value = typeof next === 'function' ? (next as (value: T) => T)(current.current) : next;
+    current.current = value;
     const { strip, differs, base } = opts.current;
-    if (differs && !differs(state.value)) clearDraft(key);
-    else writeDraft(key, strip ? strip(state.value) : state.value, base);
-  }, [state.value, key]);
-
-  const set = useCallback((next: T | ((current: T) => T)) => {
-    dirty.current = true;
-    setState((s) => ({ ...s, value: typeof next === 'function' ? (next as (current: T) => T)(s.value) : next }));
-  }, []);
+    if (differs && !differs(value)) clearDraft(key);
+    else writeDraft(key, strip ? strip(value) : value, base);
+    setState((s) => ({ ...s, value }));
+  }, [key]);
   const saved = useCallback((next: T) => {
-    dirty.current = false;
+    current.current = next;
     clearDraft(key);
     setState({ value: next, restored: false, restoredBase: undefined });
   }, [key]);

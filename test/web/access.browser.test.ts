@@ -172,4 +172,42 @@ describe('access in the application', { skip: WEB_SKIP }, () => {
       await tab.close();
     }
   });
+
+  it('adds and removes an entry by keyboard alone', async () => {
+    const tab = await openApp(browser);
+    try {
+      const { page } = tab;
+      const focused = () => page.evaluate(() => {
+        const el = document.activeElement as HTMLElement | null;
+        return el ? `${el.tagName.toLowerCase()} ${(el as HTMLInputElement).labels?.[0]?.textContent?.trim() || el.textContent?.trim() || ''}` : '';
+      });
+      const tabTo = async (target: RegExp, max = 60) => {
+        for (let i = 0; i < max; i++) {
+          await page.keyboard.press('Tab');
+          if (target.test(await focused())) return;
+        }
+        assert.fail(`Tab never reached ${target}; last: ${await focused()}`);
+      };
+      await signInThroughScreen(page, svc, 'editor@example.com');
+      await page.goto(`${svc.origin}/app/books/${bookId}/access`);
+      await heading(page, 'Access: Members');
+      await page.getByText('The access list is empty.').waitFor();
+      await tabTo(/^input E-mail address or domain/);
+      await page.keyboard.type('kim@example.com');
+      await page.keyboard.press('Enter');
+      await page.getByRole('list', { name: 'Access list' }).locator('.item-title').getByText('kim@example.com', { exact: true }).waitFor();
+      await page.locator('h1').focus();
+      await tabTo(/^button Remove kim@example\.com/);
+      await page.keyboard.press('Enter');
+      const dialog = page.getByRole('dialog', { name: 'Remove kim@example.com?' });
+      await dialog.waitFor();
+      // The dialog opens on its first control, "Remove".
+      assert.match(await focused(), /^button Remove$/);
+      await page.keyboard.press('Enter');
+      await page.getByText('The access list is empty.').waitFor();
+      assert.deepEqual(tab.problems, []);
+    } finally {
+      await tab.close();
+    }
+  });
 });

@@ -29,6 +29,8 @@ const BookPage = lazy(() => import('./books/book.tsx'));
 const Upload = lazy(() => import('./upload/upload.tsx'));
 const ReaderSettings = lazy(() => import('./books/reader-settings.tsx'));
 const Share = lazy(() => import('./share/share.tsx'));
+const Access = lazy(() => import('./share/access.tsx'));
+const LeadForm = lazy(() => import('./share/lead-form.tsx'));
 // Analytics (issue 27): the screens live in src/web/analytics/.
 const AnalyticsOverview = lazy(() => import('./analytics/overview.tsx'));
 const BookAnalytics = lazy(() => import('./analytics/book.tsx'));
@@ -70,6 +72,8 @@ function Screens() {
           <Route path="/app/books/:bookId" component={BookPage} />
           <Route path="/app/books/:bookId/settings" component={ReaderSettings} />
           <Route path="/app/books/:bookId/share" component={Share} />
+          <Route path="/app/books/:bookId/access" component={Access} />
+          <Route path="/app/books/:bookId/lead-form" component={LeadForm} />
           <Route path="/app/upload" component={Upload} />
           {/* Analytics (issue 27) */}
           <Route path="/app/analytics" component={AnalyticsOverview} />

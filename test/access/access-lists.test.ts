@@ -161,6 +161,48 @@ describe('access lists and embed domains', () => {
     });
   });
 
+  describe('POST /subscribers/import and /subscribers/clear', () => {
+    it('previews each row with a dry run, then adds the good rows in one go and reports the rest in words', async () => {
+      const row = await insertBook(svc, ws.id);
+      await svc.request('POST', '/v1/subscribers', { key: ws.key, body: { book_id: row.randomId, email: 'old@example.com' } });
+      const entries = [{ email: 'Ann@Example.com' }, { email: 'not an address' }, { email: 'partner.org' }, { email: 'ann@example.com' }, { email: 'OLD@example.com' }, { email: 'bob@', type: 'email' }];
+      const preview = await svc.request('POST', '/v1/subscribers/import', { key: ws.key, body: { book_id: row.randomId, entries, dry_run: true } });
+      assert.equal(preview.status, 200);
+      assert.deepEqual(preview.body.data.map((r: { row: number; outcome: string }) => `${r.row}:${r.outcome}`), ['1:added', '2:invalid', '3:added', '4:repeated', '5:listed', '6:invalid']);
+      assert.match(preview.body.data[1].message, /not a valid domain/);
+      assert.equal(preview.body.data[3].message, 'Repeats row 1.');
+      assert.equal(preview.body.data[4].message, 'Already on the access list.');
+      assert.match(preview.body.data[5].message, /not a valid e-mail address/);
+      assert.deepEqual(preview.body.meta, { added: 2, listed: 1, repeated: 1, invalid: 2, dry_run: true, eod_enabled: true });
+      const listed = () => svc.request('GET', '/v1/subscribers', { key: ws.key, query: { filter: row.randomId } }).then((r) => r.body.data.map((s: { email: string }) => s.email).sort());
+      assert.deepEqual(await listed(), ['old@example.com'], 'a dry run writes nothing');
+
+      const done = await svc.request('POST', '/v1/subscribers/import', { key: ws.key, body: { book_id: row.randomId, entries } });
+      assert.equal(done.status, 200);
+      assert.equal(done.body.meta.added, 2);
+      assert.equal(typeof done.body.data[0].id, 'number');
+      assert.deepEqual(await listed(), ['ann@example.com', 'old@example.com', 'partner.org']);
+
+      const cleared = await svc.request('POST', '/v1/subscribers/clear', { key: ws.key, body: { book_id: row.randomId } });
+      assert.deepEqual(cleared.body, { data: { removed: 3 }, meta: { eod_enabled: false } });
+      assert.equal((await book(row.randomId)).settings.eod_enabled, false);
+    });
+
+    it('refuses other workspaces\' books, the numeric key, empty and oversized lists, and read-only keys', async () => {
+      const row = await insertBook(svc, ws.id);
+      const post = (path: string, body: unknown, key = ws.key) => svc.request('POST', path, { key, body });
+      assert.equal((await post('/v1/subscribers/import', { book_id: row.randomId, entries: [{ email: 'a@example.com' }] }, other.key)).status, 422);
+      assert.equal((await post('/v1/subscribers/clear', { book_id: row.randomId }, other.key)).status, 422);
+      assert.equal((await post('/v1/subscribers/import', { book_id: String(row.id), entries: [{ email: 'a@example.com' }] })).status, 422);
+      assert.equal((await post('/v1/subscribers/import', { book_id: row.randomId, entries: [] })).status, 422);
+      const many = Array.from({ length: 1001 }, (_, i) => ({ email: `r${i}@example.com` }));
+      assert.equal((await post('/v1/subscribers/import', { book_id: row.randomId, entries: many })).status, 422);
+      const readOnly = await svc.key(ws.id, ['subscribers:read']);
+      assert.equal((await post('/v1/subscribers/import', { book_id: row.randomId, entries: [{ email: 'a@example.com' }] }, readOnly.key)).status, 403);
+      assert.equal((await book(row.randomId)).settings.eod_enabled, false);
+    });
+  });
+
   describe('embed domains', () => {
     it('reduces a pasted URL to its host, refuses what is not a host, and moves domains_enabled', async () => {
       const row = await insertBook(svc, ws.id);

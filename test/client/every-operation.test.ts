@@ -178,6 +178,9 @@ describe(`every operation of openapi.json through the client (${operations.lengt
     const entry = await ok(client.POST('/v1/subscribers', { body: { book_id: book.random_id, email: 'reader@example.com' } }));
     assert.ok((await ok(client.GET('/v1/subscribers', { params: { query: { 'pagination[per_page]': 10 } } }))).data.some((s) => s.id === entry.data.id));
     await ok(client.DELETE('/v1/subscribers/{subscriber}', { params: { path: { subscriber: entry.data.id } } }));
+    const imported = await ok(client.POST('/v1/subscribers/import', { body: { book_id: book.random_id, entries: [{ email: 'ann@example.com' }, { email: 'not an address' }], dry_run: false } }));
+    assert.deepEqual(imported.data.map((r) => r.outcome), ['added', 'invalid']);
+    assert.equal((await ok(client.POST('/v1/subscribers/clear', { body: { book_id: book.random_id } }))).data.removed, 1);
 
     const domain = await ok(client.POST('/v1/books/{book}/embed-domains', { ...book_, body: { domain: 'shop.example.com' } }));
     assert.equal((await ok(client.GET('/v1/books/{book}/embed-domains', book_))).data.length, 1);

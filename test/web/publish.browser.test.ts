@@ -108,6 +108,21 @@ describe('the publishing screens', { skip: WEB_SKIP || CORPUS_SKIP }, () => {
       const reader = page.frameLocator('iframe[title="Reader: pdflatex-outline"]');
       await reader.locator('body').waitFor();
       await page.getByLabel('Name', { exact: true }).fill('Outline sample');
+      // Typed, not saved, and the page reloaded: the name typed is still there. Someone changed the description
+      // meanwhile: the restored draft meets the conflict, and goes over theirs once the book is read again.
+      const typedOn = page.url().split('/').pop()!;
+      assert.equal((await svc.request('PUT', `/v1/books/${typedOn}`, { key, body: { status: 'publish', description: 'Theirs' } })).status, 200);
+      await page.reload();
+      await heading(page, 'pdflatex-outline');
+      await page.getByText('Your unsaved changes from before are back in the form.').waitFor();
+      assert.equal(await page.getByLabel('Name', { exact: true }).inputValue(), 'Outline sample');
+      await page.getByRole('button', { name: 'Save', exact: true }).click();
+      await page.getByRole('alert').filter({ hasText: 'Someone changed this book meanwhile' }).waitFor();
+      await heading(page, 'pdflatex-outline');
+      await page.getByRole('button', { name: 'Read the book again' }).click();
+      await page.getByRole('alert').filter({ hasText: 'Someone changed this book meanwhile' }).waitFor({ state: 'detached' });
+      assert.equal(await page.getByLabel('Name', { exact: true }).inputValue(), 'Outline sample');
+      assert.equal(await page.getByRole('textbox', { name: 'Description' }).inputValue(), 'Theirs', 'their description, which this person did not change');
       await page.getByRole('button', { name: 'Save', exact: true }).click();
       await heading(page, 'Outline sample');
       await assertAccessible(page, 'Book page, published');
@@ -164,6 +179,15 @@ describe('the publishing screens', { skip: WEB_SKIP || CORPUS_SKIP }, () => {
       assert.equal(now.settings.share_social_media, false);
       assert.equal(now.settings.sound_enabled, false);
       await assertAccessible(page, 'Reader settings, conflict');
+      // A failed save loses nothing, not even over a reload: the draft comes back with the revision it started
+      // from, and so meets the same conflict instead of overwriting the change made elsewhere.
+      await page.reload();
+      await heading(page, 'Reader settings: Bug51170');
+      await page.getByText('Your unsaved changes from before are back in the form.').waitFor();
+      assert.equal(await page.getByRole('checkbox', { name: 'Page-turn sound' }).isChecked(), true);
+      await page.getByRole('button', { name: 'Save', exact: true }).click();
+      await page.getByRole('alert').filter({ hasText: 'Someone changed these settings meanwhile' }).waitFor();
+      assert.equal((await book()).settings.sound_enabled, false);
       await page.getByRole('button', { name: 'Read the book again' }).click();
       await page.getByRole('status').filter({ hasText: 'The book was read again.' }).waitFor();
       assert.equal(await page.getByRole('checkbox', { name: 'Show sharing' }).isChecked(), false);
@@ -173,6 +197,11 @@ describe('the publishing screens', { skip: WEB_SKIP || CORPUS_SKIP }, () => {
       now = await book();
       assert.equal(now.settings.share_social_media, false);
       assert.equal(now.settings.sound_enabled, true);
+      // Saved: nothing is kept as a draft any more.
+      await page.reload();
+      await heading(page, 'Reader settings: Bug51170');
+      await page.getByRole('checkbox', { name: 'Page-turn sound' }).waitFor();
+      assert.equal(await page.getByText('Your unsaved changes from before are back in the form.').count(), 0);
 
       // The preview is for the workspace's people only.
       assert.equal((await fetch(`${svc.url}/read/${bookId}/preview`)).status, 401);

@@ -3,6 +3,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { safeNext } from '../../src/web/navigation.ts';
 import { deviceName, waitInWords } from '../../src/web/format.ts';
+import { rowsFromCsv, rowsFromText } from '../../src/web/share/access-import.ts';
 
 describe('the screens\' helpers', () => {
   it('returns after sign-in only to the application\'s own addresses', () => {
@@ -31,5 +32,28 @@ describe('the screens\' helpers', () => {
     assert.equal(deviceName('Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/120.0 Safari/537.36 Edg/120.0'), 'Edge on Windows');
     assert.equal(deviceName('curl/8.5.0'), 'curl/8.5.0');
     assert.equal(deviceName(null), 'Unknown device');
+  });
+});
+
+describe('reading a list to import into an access list', () => {
+  it('takes one value a line (or separated by commas and semicolons), numbering lines', () => {
+    assert.deepEqual(rowsFromText('ann@example.com\n\n bob@example.com ; example.org,\r\ncarol@example.com'), [
+      { where: 'Line 1', value: 'ann@example.com' },
+      { where: 'Line 3', value: 'bob@example.com' },
+      { where: 'Line 3', value: 'example.org' },
+      { where: 'Line 4', value: 'carol@example.com' },
+    ]);
+  });
+
+  it('takes a CSV file\'s "email" column when the header names one, else its first column, with spreadsheet row numbers', () => {
+    assert.deepEqual(rowsFromCsv('\uFEFFName,E-mail\n"Ann, Jr.",ann@example.com\nBob,\nCarol,carol@example.com\n'), [
+      { where: 'Row 2', value: 'ann@example.com' },
+      { where: 'Row 4', value: 'carol@example.com' },
+    ]);
+    assert.deepEqual(rowsFromCsv('ann@example.com,Ann\nexample.org\n'), [
+      { where: 'Row 1', value: 'ann@example.com' },
+      { where: 'Row 2', value: 'example.org' },
+    ]);
+    assert.deepEqual(rowsFromCsv(''), []);
   });
 });

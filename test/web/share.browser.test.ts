@@ -6,7 +6,10 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import type { Browser } from 'playwright-core';
+import { readFile } from 'node:fs/promises';
+import type { Browser, Page } from 'playwright-core';
+import decodeQR from 'qr/decode.js';
+import sharp from 'sharp';
 import { insertBook } from '../factories.ts';
 import { assertAccessible, heading, launchWebBrowser, openApp, personIn, signInThroughScreen, startWebService, WEB_SKIP, type WebService } from './web-browser.ts';
 
@@ -41,6 +44,17 @@ describe('share and embed in the application', { skip: WEB_SKIP }, () => {
       await page.getByRole('button', { name: 'Copy link' }).click();
       await page.getByText('Link copied.').waitFor();
       assert.equal(await page.evaluate(() => navigator.clipboard.readText()), `${svc.origin}/read/${bookId}`);
+
+      // The QR code on screen, and both downloads, read back as the link.
+      const qr = page.getByRole('img', { name: 'QR code for the link to Shared' });
+      assert.equal(await qrText(await qr.screenshot()), `${svc.origin}/read/${bookId}`);
+      const svg = await downloaded(page, 'Download QR code (SVG)');
+      assert.equal(svg.name, 'shared-qr.svg');
+      assert.match(svg.bytes.toString('utf8'), /<title>QR code for the link to Shared<\/title>/);
+      assert.equal(await qrText(svg.bytes), `${svc.origin}/read/${bookId}`);
+      const png = await downloaded(page, 'Download QR code (PNG)');
+      assert.equal(png.name, 'shared-qr.png');
+      assert.equal(await qrText(png.bytes), `${svc.origin}/read/${bookId}`);
 
       const code = page.getByLabel('Embed code');
       assert.match(await code.inputValue(), /flipbook:resize/);
@@ -83,3 +97,14 @@ describe('share and embed in the application', { skip: WEB_SKIP }, () => {
     }
   });
 });
+
+/** The text of the QR code in an image (PNG or SVG), decoded by the library's own reader. */
+async function qrText(image: Buffer): Promise<string> {
+  const { data, info } = await sharp(image, { density: 144 }).flatten({ background: '#fff' }).ensureAlpha().raw().toBuffer({ resolveWithObject: true });
+  return decodeQR({ width: info.width, height: info.height, data });
+}
+
+async function downloaded(page: Page, button: string): Promise<{ name: string; bytes: Buffer }> {
+  const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('button', { name: button }).click()]);
+  return { name: download.suggestedFilename(), bytes: await readFile((await download.path())!) };
+}

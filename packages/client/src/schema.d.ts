@@ -1279,6 +1279,52 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/subscribers/import": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Add many addresses and domains to a book's access list
+         * @description For a pasted list or a CSV file. Each row is judged apart and answered in `data`, in order: rows that are not an address or a domain, or repeat an earlier row, are reported with a `message` and skipped; the others are added in one transaction (entries already listed are answered as `listed`). With `dry_run: true` nothing is written (a preview). Fires `subscriber.added` for each entry added. At most 1,000 entries a request.
+         *
+         *     **Scope:** `subscribers:write`.
+         *     **Idempotency:** send `Idempotency-Key` to make a retry safe; the first 2xx response is replayed for 24 hours with `X-Idempotent-Replay: true`.
+         */
+        post: operations["importSubscribers"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/subscribers/clear": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Remove every entry of a book's access list
+         * @description Lifts the list (`settings.eod_enabled` becomes false): anyone with the link may read the book again, and readers signed in through the list keep reading without signing in.
+         *
+         *     **Scope:** `subscribers:write`.
+         *     **Idempotency:** send `Idempotency-Key` to make a retry safe; the first 2xx response is replayed for 24 hours with `X-Idempotent-Replay: true`.
+         */
+        post: operations["clearSubscribers"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/subscribers/{subscriber}": {
         parameters: {
             query?: never;
@@ -12745,6 +12791,302 @@ export interface operations {
                      */
                     "application/json": {
                         data: components["schemas"]["Subscriber"];
+                        meta: {
+                            /** @description The book's settings.eod_enabled after the change. */
+                            eod_enabled: boolean;
+                        };
+                    };
+                };
+            };
+            /** @description Bad request (BadRequestException): malformed JSON or URL, a JSON body nested more than 64 levels, a malformed multipart body, a percent-encoded `api_key` name, or a request the operation cannot take. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The API key is missing, wrong or revoked (AuthenticationException). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The key lacks the scope (AuthorizationException; details list required_scope and granted_scopes) or the plan lacks the feature (PlanRestrictionException). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Conflict (ConflictException, IdempotencyInProgressException). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The body is larger than accepted (PayloadTooLargeException). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unsupported Content-Type (UnsupportedMediaTypeException); the message quotes the type sent. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Validation failed (ValidationException; details map each field to its messages: schema rules, NUL characters or unpaired surrogates in any text, numbers out of range), or an Idempotency-Key reused with another request (IdempotencyKeyReusedException). */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit exceeded (RateLimitException); Retry-After gives the seconds to wait. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected error (InternalServerError); no internal detail is returned. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    importSubscribers: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The book's random_id. */
+                    book_id: string;
+                    /** @description 1-1000 entries; send a longer list in several requests. */
+                    entries: {
+                        /** @description An address or a domain, as in POST /subscribers. */
+                        email: string;
+                        type?: "email" | "domain";
+                    }[];
+                    /** @description Judge every row and write nothing (a preview). Default false. */
+                    dry_run?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "row": 1,
+                     *           "input": "Ann@Example.com",
+                     *           "outcome": "added",
+                     *           "type": "email",
+                     *           "email": "ann@example.com",
+                     *           "id": 43
+                     *         },
+                     *         {
+                     *           "row": 2,
+                     *           "input": "not an address",
+                     *           "outcome": "invalid",
+                     *           "message": "\"not an address\" is not a valid domain (for example example.com)."
+                     *         }
+                     *       ],
+                     *       "meta": {
+                     *         "added": 1,
+                     *         "listed": 0,
+                     *         "repeated": 0,
+                     *         "invalid": 1,
+                     *         "dry_run": false,
+                     *         "eod_enabled": true
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: {
+                            /** @description 1-based position in `entries`. */
+                            row: number;
+                            /** @description The value as sent. */
+                            input: string;
+                            /** @description `added` (or would be, in a dry run); `listed`: already on the list; `repeated`: an earlier row has it; `invalid`: not an address or a domain. */
+                            outcome: "added" | "listed" | "repeated" | "invalid";
+                            type?: "email" | "domain";
+                            /** @description The entry as stored (lower-cased, punycode). */
+                            email?: string;
+                            /** @description The entry's id once it is on the list. */
+                            id?: number;
+                            /** @description Why the row was not added, in words. */
+                            message?: string;
+                        }[];
+                        meta: {
+                            added: number;
+                            listed: number;
+                            repeated: number;
+                            invalid: number;
+                            dry_run: boolean;
+                            /** @description The book's settings.eod_enabled afterwards (unchanged by a dry run). */
+                            eod_enabled: boolean;
+                        };
+                    };
+                };
+            };
+            /** @description Bad request (BadRequestException): malformed JSON or URL, a JSON body nested more than 64 levels, a malformed multipart body, a percent-encoded `api_key` name, or a request the operation cannot take. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The API key is missing, wrong or revoked (AuthenticationException). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The key lacks the scope (AuthorizationException; details list required_scope and granted_scopes) or the plan lacks the feature (PlanRestrictionException). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Conflict (ConflictException, IdempotencyInProgressException). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The body is larger than accepted (PayloadTooLargeException). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unsupported Content-Type (UnsupportedMediaTypeException); the message quotes the type sent. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Validation failed (ValidationException; details map each field to its messages: schema rules, NUL characters or unpaired surrogates in any text, numbers out of range), or an Idempotency-Key reused with another request (IdempotencyKeyReusedException). */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit exceeded (RateLimitException); Retry-After gives the seconds to wait. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected error (InternalServerError); no internal detail is returned. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    clearSubscribers: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The book's random_id. */
+                    book_id: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": {
+                     *         "removed": 12
+                     *       },
+                     *       "meta": {
+                     *         "eod_enabled": false
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: {
+                            /** @description How many entries were removed. */
+                            removed: number;
+                        };
                         meta: {
                             /** @description The book's settings.eod_enabled after the change. */
                             eod_enabled: boolean;

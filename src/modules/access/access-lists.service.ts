@@ -128,6 +128,22 @@ function parseEntries(entries: readonly string[], field: string): AccessEntry[] 
   return parsed;
 }
 
+/** One row of an import, in the order given. */
+export interface ImportRow {
+  /** 1-based position in `entries`. */
+  row: number;
+  input: string;
+  /** added (or would be, in a dry run), listed (already there), repeated (an earlier row has it), invalid. */
+  outcome: 'added' | 'listed' | 'repeated' | 'invalid';
+  type?: EntryType;
+  /** The entry as stored: the address, or the domain. */
+  email?: string;
+  /** The entry's id once it is on the list. */
+  id?: number;
+  /** Why a row was not added, in words. */
+  message?: string;
+}
+
 export interface ListSubscribersQuery {
   page: number;
   perPage: number;
@@ -193,6 +209,91 @@ export class AccessListsService {
       if (inserted) await recordEvent(tx, caller.workspaceId, 'subscriber.added', { ...record });
       return { record, created: Boolean(inserted), flags };
     });
+  }
+
+  /**
+   * Adds many entries to a book's access list at once (a pasted list, a CSV
+   * file), each row judged apart: a row that is not an address or a domain,
+   * or repeats an earlier row, is reported and skipped, and the rest are
+   * added in one transaction. With `dryRun` nothing is written: the answer
+   * is what the import would do, for a preview.
+   */
+  async importSubscribers(caller: Caller, input: { book_id: string; entries: readonly { email: string; type?: EntryType }[]; dry_run?: boolean }) {
+    this.assertRandomId(input.book_id);
+    const rows: ImportRow[] = [];
+    const firstRow = new Map<string, number>();
+    for (const [index, entry] of input.entries.entries()) {
+      const row = index + 1;
+      const parsed = parseAccessEntry(entry.email, entry.type);
+      if ('error' in parsed) {
+        rows.push({ row, input: entry.email, outcome: 'invalid', message: parsed.error });
+        continue;
+      }
+      const key = `${parsed.type}:${parsed.value}`;
+      const earlier = firstRow.get(key);
+      if (earlier !== undefined) {
+        rows.push({ row, input: entry.email, outcome: 'repeated', type: parsed.type, email: parsed.value, message: `Repeats row ${earlier}.` });
+        continue;
+      }
+      firstRow.set(key, row);
+      rows.push({ row, input: entry.email, outcome: 'added', type: parsed.type, email: parsed.value });
+    }
+    return this.db.transaction(async (tx) => {
+      const book = await this.lockBookForBody(tx, caller, input.book_id);
+      const wanted = rows.filter((r) => r.outcome === 'added');
+      const existing = wanted.length === 0 ? [] : await tx
+        .select()
+        .from(subscribers)
+        .where(and(eq(subscribers.bookId, book.id), inArray(subscribers.value, [...new Set(wanted.map((r) => r.email!))])));
+      const listed = new Map(existing.map((e) => [`${e.type}:${e.value}`, e]));
+      for (const r of wanted) {
+        const found = listed.get(`${r.type}:${r.email}`);
+        if (found) Object.assign(r, { outcome: 'listed', id: found.id, message: 'Already on the access list.' });
+      }
+      const fresh = rows.filter((r) => r.outcome === 'added');
+      if (!input.dry_run && fresh.length > 0) {
+        const inserted = await tx
+          .insert(subscribers)
+          .values(fresh.map((r) => ({ workspaceId: caller.workspaceId, bookId: book.id, type: r.type!, value: r.email! })))
+          .onConflictDoNothing()
+          .returning();
+        const ids = new Map(inserted.map((e) => [`${e.type}:${e.value}`, e]));
+        for (const r of fresh) {
+          const row = ids.get(`${r.type}:${r.email}`);
+          if (!row) continue;
+          r.id = row.id;
+          await recordEvent(tx, caller.workspaceId, 'subscriber.added', { ...toSubscriber(row, book.randomId) });
+        }
+      }
+      const flags = input.dry_run ? { eod_enabled: book.settings.eod_enabled ?? false } : await refreshFlags(tx, book);
+      const counts = { added: 0, listed: 0, repeated: 0, invalid: 0 };
+      for (const r of rows) counts[r.outcome] += 1;
+      return { rows, counts, eod_enabled: flags.eod_enabled };
+    });
+  }
+
+  /** Empties a book's access list: anyone with the link may read it again. */
+  async clearSubscribers(caller: Caller, bookRandomId: string) {
+    this.assertRandomId(bookRandomId);
+    return this.db.transaction(async (tx) => {
+      const book = await this.lockBookForBody(tx, caller, bookRandomId);
+      const removed = await tx.delete(subscribers).where(eq(subscribers.bookId, book.id)).returning({ id: subscribers.id });
+      const flags = await refreshFlags(tx, book);
+      return { removed: removed.length, eod_enabled: flags.eod_enabled };
+    });
+  }
+
+  private assertRandomId(bookId: string): void {
+    if (NUMERIC_KEY.test(bookId)) {
+      throw ERRORS.validation({ book_id: ["book_id is the book's random_id (as in preview_url); the numeric key is not accepted in v1."] });
+    }
+  }
+
+  /** book_id is a field of the body: an unknown book is a validation error, not a missing resource. */
+  private async lockBookForBody(tx: DbOrTx, caller: Caller, randomId: string): Promise<BookRow> {
+    const [book] = await tx.select().from(books).where(and(eq(books.workspaceId, caller.workspaceId), eq(books.randomId, randomId))).for('update');
+    if (!book) throw ERRORS.validation({ book_id: ['No book with this random_id in this workspace.'] });
+    return book;
   }
 
   async removeSubscriber(caller: Caller, id: number) {

@@ -5,7 +5,7 @@ import { authOf } from '../../platform/http/route-config.ts';
 import { BookParams } from '../books/books.schemas.ts';
 import type { AccessListsService } from './access-lists.service.ts';
 import {
-  AddEmbedDomainBody, AddSubscriberBody, Deleted, DomainsMeta, EmbedDomain, EmbedDomainParams, EodMeta, ListSubscribersQuery, PageMeta,
+  AddEmbedDomainBody, AddSubscriberBody, ClearSubscribersBody, Deleted, ImportResult, ImportSubscribersBody, DomainsMeta, EmbedDomain, EmbedDomainParams, EodMeta, ListSubscribersQuery, PageMeta,
   Subscriber, SubscriberParams, exampleEmbedDomain, exampleSubscriber,
 } from './access.schemas.ts';
 
@@ -51,6 +51,35 @@ export const accessRoutes: FastifyPluginAsyncTypebox<{ access: AccessListsServic
     const result = await access.addSubscriber(authOf(request), request.body);
     reply.code(result.created ? 201 : 200);
     return { data: result.record, meta: { eod_enabled: result.flags.eod_enabled } };
+  });
+
+  app.post('/subscribers/import', {
+    schema: {
+      operationId: 'importSubscribers', tags: ['Subscribers'], summary: "Add many addresses and domains to a book's access list",
+      description:
+        'For a pasted list or a CSV file. Each row is judged apart and answered in `data`, in order: rows that are not an address or a domain, or repeat an earlier row, ' +
+        'are reported with a `message` and skipped; the others are added in one transaction (entries already listed are answered as `listed`). ' +
+        'With `dry_run: true` nothing is written (a preview). Fires `subscriber.added` for each entry added. At most 1,000 entries a request.',
+      body: ImportSubscribersBody,
+      response: { 200: ImportResult },
+    },
+    config: { scope: 'subscribers:write' },
+  }, async (request) => {
+    const result = await access.importSubscribers(authOf(request), request.body);
+    return { data: result.rows, meta: { ...result.counts, dry_run: request.body.dry_run ?? false, eod_enabled: result.eod_enabled } };
+  });
+
+  app.post('/subscribers/clear', {
+    schema: {
+      operationId: 'clearSubscribers', tags: ['Subscribers'], summary: "Remove every entry of a book's access list",
+      description: 'Lifts the list (`settings.eod_enabled` becomes false): anyone with the link may read the book again, and readers signed in through the list keep reading without signing in.',
+      body: ClearSubscribersBody,
+      response: { 200: Type.Object({ data: Type.Object({ removed: Type.Integer({ description: 'How many entries were removed.' }) }), meta: EodMeta }, { examples: [{ data: { removed: 12 }, meta: { eod_enabled: false } }] }) },
+    },
+    config: { scope: 'subscribers:write' },
+  }, async (request) => {
+    const result = await access.clearSubscribers(authOf(request), request.body.book_id);
+    return { data: { removed: result.removed }, meta: { eod_enabled: result.eod_enabled } };
   });
 
   app.delete('/subscribers/:subscriber', {

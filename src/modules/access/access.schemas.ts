@@ -65,3 +65,53 @@ export const EmbedDomainParams = Type.Object({
 });
 
 export const Deleted = Type.Object({ deleted: Type.Literal(true, { description: 'The entry was removed; the rest is what it was.' }) });
+
+export const IMPORT_MAX_ENTRIES = 1000;
+
+export const ImportSubscribersBody = Type.Object({
+  book_id: Type.String({ minLength: 1, maxLength: 64, description: "The book's random_id." }),
+  entries: Type.Array(
+    Type.Object({
+      email: Type.String({ maxLength: 255, description: 'An address or a domain, as in POST /subscribers.' }),
+      type: Type.Optional(EntryType),
+    }, { additionalProperties: false }),
+    { minItems: 1, maxItems: IMPORT_MAX_ENTRIES, description: `1-${IMPORT_MAX_ENTRIES} entries; send a longer list in several requests.` },
+  ),
+  dry_run: Type.Optional(Type.Boolean({ description: 'Judge every row and write nothing (a preview). Default false.' })),
+}, { additionalProperties: false });
+
+const ImportRow = Type.Object({
+  row: Type.Integer({ description: '1-based position in `entries`.' }),
+  input: Type.String({ description: 'The value as sent.' }),
+  outcome: Type.Union([Type.Literal('added'), Type.Literal('listed'), Type.Literal('repeated'), Type.Literal('invalid')], {
+    description: '`added` (or would be, in a dry run); `listed`: already on the list; `repeated`: an earlier row has it; `invalid`: not an address or a domain.',
+  }),
+  type: Type.Optional(EntryType),
+  email: Type.Optional(Type.String({ description: 'The entry as stored (lower-cased, punycode).' })),
+  id: Type.Optional(Type.Integer({ description: "The entry's id once it is on the list." })),
+  message: Type.Optional(Type.String({ description: 'Why the row was not added, in words.' })),
+});
+
+export const ImportResult = Type.Object({
+  data: Type.Array(ImportRow),
+  meta: Type.Object({
+    added: Type.Integer(),
+    listed: Type.Integer(),
+    repeated: Type.Integer(),
+    invalid: Type.Integer(),
+    dry_run: Type.Boolean(),
+    eod_enabled: Type.Boolean({ description: "The book's settings.eod_enabled afterwards (unchanged by a dry run)." }),
+  }),
+}, {
+  examples: [{
+    data: [
+      { row: 1, input: 'Ann@Example.com', outcome: 'added', type: 'email', email: 'ann@example.com', id: 43 },
+      { row: 2, input: 'not an address', outcome: 'invalid', message: '"not an address" is not a valid domain (for example example.com).' },
+    ],
+    meta: { added: 1, listed: 0, repeated: 0, invalid: 1, dry_run: false, eod_enabled: true },
+  }],
+});
+
+export const ClearSubscribersBody = Type.Object({
+  book_id: Type.String({ minLength: 1, maxLength: 64, description: "The book's random_id." }),
+}, { additionalProperties: false });

@@ -8,6 +8,8 @@ import { ErrorMessage, fieldErrors } from '../components/error-message.tsx';
 import { Field, TextInput } from '../components/field.tsx';
 import { Loading } from '../components/loading.tsx';
 import { Page } from '../components/page.tsx';
+import { DraftNotice } from '../components/draft-notice.tsx';
+import { draftKey, useDraft } from '../draft.ts';
 import { notify } from '../components/toast.tsx';
 import { formatDateTime } from '../format.ts';
 import { useResource } from '../resource.ts';
@@ -86,6 +88,9 @@ function BookScreen({ book, reload }: { book: Book; reload: () => Promise<void> 
           <ul class="book-links">
             <li><a href={`${bookHref(book)}/settings`}>Reader settings</a></li>
             <li><a href={`${bookHref(book)}/share`}>Share and embed</a></li>
+            <li><a href={`${bookHref(book)}/share#embed-section`}>Embed</a></li>
+            <li><a href={`${bookHref(book)}/access`}>Access</a></li>
+            <li><a href={`${bookHref(book)}/lead-form`}>Lead form</a></li>
           </ul>
         </section>
       </div>
@@ -132,8 +137,27 @@ async function save(book: Book, body: Omit<Update, 'status'> & { status?: Update
 }
 
 function Details({ book, reload }: { book: Book; reload: () => Promise<void> }) {
-  const [title, setTitle] = useState(book.name);
-  const [description, setDescription] = useState(book.description ?? '');
+  const current = (b: Book) => ({ title: b.name, description: b.description ?? '' });
+  // What was typed, and what the book said when the typing started (`from`), so reading it again keeps only the person's changes.
+  const stored = () => ({ ...current(book), from: current(book) });
+  // The name and description are part of settings_revision: a draft restored after someone else's change meets the conflict.
+  const draft = useDraft(draftKey('book-details', book.random_id), stored, { base: book.settings_revision, differs: (v) => v.title !== v.from.title || v.description !== v.from.description });
+  const { title, description } = draft.value;
+  const readAgain = async () => {
+    const latest = await call(client.GET('/v1/books/{book}', { params: { path: { book: book.random_id } } }));
+    if (!latest.ok) return setProblem(latest.problem);
+    const theirs = current(latest.data);
+    draft.set((v) => ({
+      title: v.title !== v.from.title ? v.title : theirs.title,
+      description: v.description !== v.from.description ? v.description : theirs.description,
+      from: theirs,
+    }));
+    draft.rebase();
+    setProblem(null);
+    await reload();
+  };
+  const setTitle = (value: string) => draft.set((v) => ({ ...v, title: value }));
+  const setDescription = (value: string) => draft.set((v) => ({ ...v, description: value }));
   const [busy, setBusy] = useState(false);
   const [problem, setProblem] = useState<Problem | null>(null);
   return (
@@ -143,21 +167,31 @@ function Details({ book, reload }: { book: Book; reload: () => Promise<void> }) 
       onSubmit={async (event) => {
         event.preventDefault();
         setBusy(true);
-        const result = await save(book, { title, description });
+        const result = await save(book, { title, description, settings_revision: draft.restoredBase ?? book.settings_revision });
         setBusy(false);
         setProblem(result.ok ? null : result.problem);
         if (result.ok) {
+          draft.saved({ ...current(result.data), from: current(result.data) });
           notify('The name and description were saved.');
           await reload();
         }
       }}
     >
       <h2 id="details-heading">Name and description</h2>
+      <DraftNotice restored={draft.restored} onDiscard={() => draft.discard(stored())} />
       <TextInput label="Name" value={title} onValue={setTitle} errors={fieldErrors(problem, 'title')} />
       <Field label="Description" errors={fieldErrors(problem, 'description')}>
         {(control) => <textarea {...control} value={description} onInput={(event) => setDescription(event.currentTarget.value)} />}
       </Field>
-      <ErrorMessage problem={problem} shownFields={['title', 'description']} title="The changes were not saved" />
+      {problem?.status === 409 ? (
+        <div class="alert alert-error" role="alert">
+          <p class="alert-title">Someone changed this book meanwhile</p>
+          <p>Your name and description were not saved, and their change was not overwritten. Read the book again; what you typed stays in the form, and the next “Save” applies it.</p>
+          <Button onClick={readAgain}>Read the book again</Button>
+        </div>
+      ) : (
+        <ErrorMessage problem={problem} shownFields={['title', 'description']} title="The changes were not saved" />
+      )}
       <Button type="submit" variant="primary" busy={busy}>Save</Button>
     </form>
   );

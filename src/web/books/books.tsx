@@ -12,7 +12,9 @@ import { formatDateTime } from '../format.ts';
 import { bookHref, bookStatus, SORTS, STATUS_FILTERS, STATUS_WORDS, type Book, type Sort } from './book-facts.ts';
 import { Conversion } from './conversion.tsx';
 
-const PAGE_SIZE = 24;
+/** The first page is small, so the screen shows quickly; the next pages are larger, so a long list fills in few requests. */
+const FIRST_PAGE = 24;
+const NEXT_PAGES = 100;
 
 interface Query {
   name: string;
@@ -35,7 +37,7 @@ async function readBooks(query: Query, cursor: string | null) {
   const request = client.GET('/v1/books', {
     params: {
       query: {
-        limit: PAGE_SIZE,
+        limit: cursor ? NEXT_PAGES : FIRST_PAGE,
         sort: query.sort,
         ...(query.name.trim() ? { 'filter[name]': query.name.trim() } : {}),
         ...(query.status ? { 'filter[status]': query.status as 'draft' } : {}),
@@ -59,6 +61,7 @@ export default function Books() {
   const [selected, setSelected] = useState<ReadonlySet<string>>(new Set());
   const writes = rank(role.value) >= rank('editor');
   const generation = useRef(0);
+  const end = useRef<HTMLParagraphElement>(null);
 
   const setQuery = (change: Partial<Query>) => {
     const merged = { ...query, ...change };
@@ -88,6 +91,17 @@ export default function Books() {
     });
     setNext(page.meta.has_more ? page.meta.next_cursor : null);
   };
+
+  // Scrolling near the end reads the next page by itself ("Show more books" does it by keyboard).
+  useEffect(() => {
+    const sentinel = end.current;
+    if (!sentinel || !next || loading) return;
+    const observer = new IntersectionObserver((seen) => {
+      if (seen.some((entry) => entry.isIntersecting)) void load(next);
+    }, { rootMargin: '600px 0px' });
+    observer.observe(sentinel);
+    return () => observer.disconnect();
+  }, [next, loading]);
 
   useEffect(() => {
     void load(null);
@@ -156,7 +170,7 @@ export default function Books() {
       {books.length > 0 && (query.view === 'grid'
         ? <BookGrid books={books} selectable={writes} selected={selected} onToggle={toggle} />
         : <BookTable books={books} selectable={writes} selected={selected} onToggle={toggle} />)}
-      <p class="list-end" role="status">{books.length > 0 && `${books.length} ${books.length === 1 ? 'book' : 'books'} shown${next ? '' : ', all of them'}.`}</p>
+      <p class="list-end" role="status" ref={end}>{books.length > 0 && `${books.length} ${books.length === 1 ? 'book' : 'books'} shown${next ? '' : ', all of them'}.`}</p>
       {next && <Button onClick={() => void load(next)} busy={loading}>Show more books</Button>}
     </Page>
   );

@@ -9,6 +9,8 @@ import { Loading } from '../components/loading.tsx';
 import { Page } from '../components/page.tsx';
 import { Select } from '../components/select.tsx';
 import { notify } from '../components/toast.tsx';
+import { DraftNotice } from '../components/draft-notice.tsx';
+import { draftKey, useDraft } from '../draft.ts';
 import { useResource } from '../resource.ts';
 import { bookHref, type Book } from './book-facts.ts';
 
@@ -118,11 +120,32 @@ export default function ReaderSettings() {
   return <SettingsForm book={book.data} />;
 }
 
+/**
+ * What the form keeps over a reload: the values, the settings they started
+ * from and that start's revision. A draft restored after someone else saved
+ * is sent with its own (older) revision, so the API's conflict check shows
+ * the change instead of the draft overwriting it.
+ */
+interface Kept {
+  form: Form;
+  from: Form;
+  revision: string;
+}
+
+const same = (a: Form, b: Form) => JSON.stringify(a) === JSON.stringify(b);
+const fresh = (book: Book): Kept => ({ form: formOf(book), from: formOf(book), revision: book.settings_revision });
+
 function SettingsForm({ book: initial }: { book: Book }) {
   const writes = rank(role.value) >= rank('editor');
   const [book, setBook] = useState(initial);
-  const [form, setForm] = useState<Form>(() => formOf(initial));
-  const [preview, setPreview] = useState(() => previewUrl(initial, formOf(initial)));
+  const draft = useDraft(draftKey('reader-settings', initial.random_id), () => fresh(initial), {
+    // The download password is a secret: never kept in the browser.
+    strip: (kept) => ({ ...kept, form: { ...kept.form, pdf_password: '' } }),
+    differs: (kept) => !same({ ...kept.form, pdf_password: '' }, kept.from),
+  });
+  const form = draft.value.form;
+  const setForm = (change: (f: Form) => Form) => draft.set((kept) => ({ ...kept, form: change(kept.form) }));
+  const [preview, setPreview] = useState(() => previewUrl(initial, form));
   const [busy, setBusy] = useState(false);
   const [problem, setProblem] = useState<Problem | null>(null);
   const [conflict, setConflict] = useState(false);
@@ -137,7 +160,7 @@ function SettingsForm({ book: initial }: { book: Book }) {
   const save = async (event: Event) => {
     event.preventDefault();
     setBusy(true);
-    const body: Update = { status: book.status as Update['status'], ...settingsOf(form, book), settings_revision: book.settings_revision, ...(form.pdf_password ? { pdf_password: form.pdf_password } : {}) };
+    const body: Update = { status: book.status as Update['status'], ...settingsOf(form, book), settings_revision: draft.value.revision, ...(form.pdf_password ? { pdf_password: form.pdf_password } : {}) };
     const result = await call(client.PUT('/v1/books/{book}', { params: { path: { book: book.random_id } }, body }));
     setBusy(false);
     if (!result.ok) {
@@ -147,6 +170,7 @@ function SettingsForm({ book: initial }: { book: Book }) {
     setProblem(null);
     setConflict(false);
     setBook(result.data);
+    draft.saved(fresh(result.data));
     notify('The reader settings were saved.');
   };
 
@@ -155,9 +179,9 @@ function SettingsForm({ book: initial }: { book: Book }) {
     const result = await call(client.GET('/v1/books/{book}', { params: { path: { book: book.random_id } } }));
     if (!result.ok) return setProblem(result.problem);
     // What this person changed, over the settings as they are now.
-    const before = formOf(book);
+    const before = draft.value.from;
     const mine = Object.fromEntries(Object.entries(form).filter(([field, value]) => before[field as keyof Form] !== value));
-    setForm({ ...formOf(result.data), ...mine });
+    draft.set({ form: { ...formOf(result.data), ...mine }, from: formOf(result.data), revision: result.data.settings_revision });
     setBook(result.data);
     setProblem(null);
     setConflict(false);
@@ -183,6 +207,7 @@ function SettingsForm({ book: initial }: { book: Book }) {
               <Button onClick={readAgain}>Read the book again</Button>
             </div>
           )}
+          <DraftNotice restored={draft.restored} onDiscard={() => draft.discard(fresh(book))} />
           {!conflict && <ErrorMessage problem={problem} shownFields={Object.keys(form)} title="The settings were not saved" />}
           <Select label="Animation" value={form.animation_type} options={ANIMATIONS.map((a) => ({ value: a, label: ANIMATION_WORDS[a] }))} onValue={(v) => set('animation_type', v as Form['animation_type'])} errors={fieldErrors(problem, 'animation_type')} />
           <Select label="Animation on phones" value={form.mobile_animation_type ?? ''} options={[{ value: '', label: 'Same as above' }, ...ANIMATIONS.map((a) => ({ value: a, label: ANIMATION_WORDS[a] }))]} onValue={(v) => set('mobile_animation_type', v as Form['mobile_animation_type'])} errors={fieldErrors(problem, 'mobile_animation_type')} />

@@ -6,10 +6,12 @@ import { ErrorMessage, fieldErrors } from '../components/error-message.tsx';
 import { TextInput } from '../components/field.tsx';
 import { Loading } from '../components/loading.tsx';
 import { Page } from '../components/page.tsx';
+import { draftKey, useDraft } from '../draft.ts';
 import { notify } from '../components/toast.tsx';
 import { formatDateTime } from '../format.ts';
 import { useResource } from '../resource.ts';
 import { bookHref, type Book } from '../books/book-facts.ts';
+import { QrCode } from './qr-code.tsx';
 
 type TrackedLink = DataOf<'/v1/books/{book}/tracked-links', 'get'>[number];
 type Preset = 'responsive' | 'fixed' | 'full';
@@ -75,7 +77,7 @@ function ShareScreen({ book }: { book: Book }) {
   const embed = embedCodeFor(book, preset);
   return (
     <Page title={`Share and embed: ${book.name}`}>
-      <p><a href={bookHref(book)}>Back to the book</a></p>
+      <p><a href={bookHref(book)}>Back to the book</a> · <a href={`${bookHref(book)}/access`}>Access and embed domains</a> · <a href={`${bookHref(book)}/lead-form`}>Lead form</a></p>
       {book.status !== 'publish' && <p class="alert">The book is not published: the link and the embed show it once it is.</p>}
       <section class="card" aria-labelledby="link-heading">
         <h2 id="link-heading">Public link</h2>
@@ -87,6 +89,12 @@ function ShareScreen({ book }: { book: Book }) {
           </div>
           <p class="hint" role="status">{linkCopy.status}</p>
         </div>
+        {url && (
+          <>
+            <h3>QR code</h3>
+            <QrCode url={url} bookName={book.name} />
+          </>
+        )}
       </section>
       <section class="card stack" aria-labelledby="embed" id="embed-section">
         <h2 id="embed">Embed</h2>
@@ -120,7 +128,9 @@ function ShareScreen({ book }: { book: Book }) {
 function TrackedLinks({ book }: { book: Book }) {
   const writes = rank(role.value) >= rank('editor');
   const links = useResource(() => call(client.GET('/v1/books/{book}/tracked-links', { params: { path: { book: book.random_id }, query: { limit: 200 } } })));
-  const [name, setName] = useState('');
+  const draft = useDraft(draftKey('tracked-link', book.random_id), () => ({ name: '' }), { differs: (v) => v.name !== '' });
+  const { name } = draft.value;
+  const setName = (value: string) => draft.set({ name: value });
   const [busy, setBusy] = useState(false);
   const [problem, setProblem] = useState<Problem | null>(null);
   const [copied, setCopied] = useState('');
@@ -131,7 +141,7 @@ function TrackedLinks({ book }: { book: Book }) {
     setBusy(false);
     setProblem(result.ok ? null : result.problem);
     if (result.ok) {
-      setName('');
+      draft.saved({ name: '' });
       notify(`The tracked link “${result.data.name}” was created.`);
       await links.reload();
     }

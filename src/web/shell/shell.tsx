@@ -6,6 +6,7 @@ import { Button } from '../components/button.tsx';
 import { ErrorMessage } from '../components/error-message.tsx';
 import { Toaster } from '../components/toast.tsx';
 import { WorkspaceSwitcher } from './workspace-switcher.tsx';
+import { clearAllDrafts } from '../draft.ts';
 
 const SETTINGS = [
   { href: '/app/settings/profile', label: 'Profile' },
@@ -42,6 +43,8 @@ export function Shell({ children }: { children: ComponentChildren }) {
     const result = await call(client.POST('/v1/auth/sign-out'));
     setBusy(false);
     if (!result.ok && result.problem.status !== 401) return setProblem(result.problem);
+    // What was typed into forms stays on this browser only for the person who typed it.
+    clearAllDrafts();
     route('/app/sign-in', true);
     account.value = null;
   };

@@ -89,6 +89,11 @@ describe('book versions', () => {
     // A reader that still holds version 1's page images gets them: they are kept until the kept-versions limit removes them.
     const oldImage = await fetch(oldPages[0].images[0].url);
     assert.equal(oldImage.status, 200);
+    // Its renditions made on first request too (2048 px by default), drawn from version 1's own document.
+    const lazy = oldPages[0].images.find((i: { width: number }) => i.width === 2048);
+    const drawn = await fetch(lazy.url);
+    assert.equal(drawn.status, 200);
+    assert.equal(drawn.headers.get('content-type'), 'image/webp');
 
     const events = await svc.runtime.database.db.select().from(domainEvents)
       .where(and(eq(domainEvents.workspaceId, ws.id), eq(domainEvents.type, 'flipbook.version_published')));

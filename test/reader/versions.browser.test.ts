@@ -76,8 +76,9 @@ describe('a reader through a new version of its book', { skip: CHROMIUM_SKIP }, 
       await page.locator('#dlg-search').getByRole('button', { name: 'Close' }).click();
       await page.getByRole('button', { name: 'Zoom in' }).click();
       await page.getByRole('button', { name: 'Zoom out' }).click();
-      assert.equal(await readerVersion(page), 1);
       actions++;
+      // The conversion can finish during these actions and the reader reopen on version 2 (checked below): then stop.
+      if ((await readerVersion(page).catch(() => 0)) !== 1) break;
     }
     const batch = await waitForBatch(svc, key, batchId);
     assert.equal(batch.status, 'completed');
@@ -86,17 +87,21 @@ describe('a reader through a new version of its book', { skip: CHROMIUM_SKIP }, 
     const switchMs = firstSeen - Date.parse(batch.finished_at);
     console.log(`# switch time: ${switchMs} ms (version ready → first reader request answered with it); reader actions during the conversion: ${actions}`);
 
-    // The open reader is told at its next page turn, and reopens on version 2 at the same page.
-    const before = await currentPage(page);
-    await page.getByRole('button', { name: 'Next page', exact: true }).click();
-    const turnedTo = await currentPage(page);
-    // Within a check's interval (30 s) at the latest; at the turn when the last check is 5 s old.
-    await page.getByRole('status').filter({ hasText: 'A new version of this document is available' }).waitFor({ timeout: 40_000 });
-    await page.getByRole('status').filter({ hasText: 'This document was updated (version 2)' }).waitFor();
+    // The open reader is told at its next page turn (or was already, during the actions above), and reopens on version 2 at the
+    // same page: the page it showed then, which the actions leave at 4 (a turn forward and back) or 5 (between the two).
+    let expected = [4, 5];
+    if ((await readerVersion(page).catch(() => 0)) === 1) {
+      await page.getByRole('button', { name: 'Next page', exact: true }).click();
+      expected = [await currentPage(page)];
+      // Within a check's interval (30 s) at the latest; at the turn when the last check is 5 s old.
+      await page.getByRole('status').filter({ hasText: 'A new version of this document is available' }).waitFor({ timeout: 40_000 });
+    }
+    await page.getByRole('status').filter({ hasText: 'This document was updated (version 2)' }).waitFor({ timeout: 40_000 });
     await waitForReader(page);
     assert.equal(await readerVersion(page), 2);
-    assert.equal(await currentPage(page), turnedTo, `same page (was ${before}, turned to ${turnedTo})`);
-    assert.ok(await page.locator(`#stage img[alt="Page ${turnedTo}"]`).isVisible());
+    const reopenedAt = await currentPage(page);
+    assert.ok(expected.includes(reopenedAt), `reopened at page ${reopenedAt}, expected ${expected.join(' or ')}`);
+    assert.ok(await page.locator(`#stage img[alt="Page ${reopenedAt}"]`).isVisible());
     await page.getByRole('button', { name: 'Search', exact: true }).click();
     await page.fill('#search-q', 'Page 30 of 40');
     await page.press('#search-q', 'Enter');

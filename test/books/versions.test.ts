@@ -5,7 +5,9 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { and, eq } from 'drizzle-orm';
+import { and, asc, eq } from 'drizzle-orm';
+import { randomUUID } from 'node:crypto';
+import { interactionEvents, viewEvents } from '../../src/modules/analytics/analytics.tables.ts';
 import { domainEvents } from '../../src/modules/events/events.tables.ts';
 import { makePdf } from '../documents.ts';
 import { sendMultipart, startService, uploadFile, waitForBatch, type TestService } from '../helpers.ts';
@@ -240,5 +242,35 @@ describe('book versions', () => {
     assert.equal((await svc.request('DELETE', `/v1/books/${id}`, { key })).status, 200);
     const stopped = await waitForBatch(svc, key, next.body.data.batch_id);
     assert.equal(stopped.status, 'cancelled');
+  });
+
+  it('records with each event the version read: an open reader on version 1 keeps sending about its pages after the switch', async () => {
+    const book = await newBook(3);
+    const id = book.random_id;
+    const send = (session: string, seq: number, page: number, ver?: number) => fetch(`${svc.url}/read/${id}/events`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'user-agent': 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36' },
+      body: JSON.stringify({ session_id: session, events: [{ seq, type: 'page_segment_completed', page, active_ms: 4000 }], context: ver ? { ver } : {} }),
+    });
+    const early = randomUUID();
+    assert.equal((await send(early, 0, 2, 1)).status, 200);
+    const res = await uploadVersion(id, await makePdf({ pages: 5 }), 'five.pdf');
+    assert.equal((await waitForBatch(svc, key, res.body.data.batch_id)).status, 'completed');
+    // The early reader still shows version 1 (3 pages): page 3 is its page; page 5 is not one of them.
+    assert.equal((await send(early, 1, 3, 1)).status, 200);
+    assert.equal((await send(early, 2, 5, 1)).status, 422);
+    const late = randomUUID();
+    assert.equal((await send(late, 0, 5)).status, 200, 'without ver: the current version');
+    assert.equal((await send(randomUUID(), 0, 4, 99)).status, 200, 'an unknown version is the current one');
+
+    const db = svc.runtime.database.db;
+    const [row] = await db.select({ id: viewEvents.bookId }).from(viewEvents).where(eq(viewEvents.sessionId, early));
+    const events = await db.select({ session: interactionEvents.sessionId, page: interactionEvents.pageNumber, version: interactionEvents.bookVersion })
+      .from(interactionEvents).where(eq(interactionEvents.bookId, row!.id)).orderBy(asc(interactionEvents.id));
+    assert.deepEqual(events.map((e) => [e.session === early ? 'early' : e.session === late ? 'late' : 'other', e.page, e.version]),
+      [['early', 2, 1], ['early', 3, 1], ['late', 5, 2], ['other', 4, 2]]);
+    const views = await db.select({ session: viewEvents.sessionId, version: viewEvents.bookVersion }).from(viewEvents).where(eq(viewEvents.bookId, row!.id));
+    assert.equal(views.find((v) => v.session === early)!.version, 1);
+    assert.equal(views.find((v) => v.session === late)!.version, 2);
   });
 });

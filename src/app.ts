@@ -153,7 +153,7 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
       await v1.register(membersRoutes, { members: services.members, accounts: services.accounts, limiter: clientLimiter, publicOrigin });
       await v1.register(oauthRoutes, { oauth: services.oauth });
       await v1.register(apiKeysRoutes, { workspaces: services.workspaces, auditTrail: services.auditTrail });
-      await v1.register(booksRoutes, { books: services.books, uploads: services.uploads, uploadLimitBytes: config.UPLOAD_LIMIT_BYTES });
+      await v1.register(booksRoutes, { books: services.books, uploads: services.uploads, versions: services.versions, uploadLimitBytes: config.UPLOAD_LIMIT_BYTES });
       await v1.register(bulkSettingsRoutes, { bulkSettings: services.bulkSettings });
       await v1.register(brandRoutes, { brand: services.brand });
       await v1.register(accessRoutes, { access: services.accessLists });

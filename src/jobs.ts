@@ -32,6 +32,7 @@ export function createJobDefinitions(deps: { database: Database; storage: Storag
       archiveLimits: { maxUncompressedBytes: config.OFFICE_MAX_UNCOMPRESSED_MB * 1024 * 1024, maxRatio: config.OFFICE_MAX_COMPRESSION_RATIO, maxEntries: 10_000 },
       maxPages: config.MAX_PAGES_PER_BOOK,
       leaseMs: config.CONVERSION_LEASE_SECONDS * 1000,
+      versionsKept: config.BOOK_VERSIONS_KEPT,
     }),
     ...bookLifecycleJobs(deps.services.books),
     bulkSettingsJob(deps.services.bulkSettings),

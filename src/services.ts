@@ -8,6 +8,7 @@ import path from 'node:path';
 import { WorkspacesService } from './modules/workspaces/workspaces.service.ts';
 import { BooksService } from './modules/books/books.service.ts';
 import { UploadsService } from './modules/books/uploads.service.ts';
+import { BookVersionsService } from './modules/books/book-versions.service.ts';
 import { BulkSettingsService } from './modules/books/bulk-settings.service.ts';
 import { BrandService } from './modules/brand/brand.service.ts';
 import { AccessListsService, clearAccessList, replaceAccessList } from './modules/access/access-lists.service.ts';
@@ -37,6 +38,7 @@ export interface Services {
   workspaces: WorkspacesService;
   books: BooksService;
   uploads: UploadsService;
+  versions: BookVersionsService;
   bulkSettings: BulkSettingsService;
   brand: BrandService;
   accessLists: AccessListsService;
@@ -70,6 +72,7 @@ export interface Services {
 export function createServices(deps: { database: Database; storage: Storage; queue: JobQueue; config: Readonly<Config>; logger: Logger; secretKey: string }): Services {
   const { database, storage, queue, config } = deps;
   const books = new BooksService({ db: database.db, storage, queue, config });
+  const uploads = new UploadsService({ db: database.db, storage, queue, books, tmpDir: path.join(config.dataDir, 'tmp') });
   const outbound = new OutboundClient({ allowedHosts: config.OUTBOUND_ALLOWED_HOSTS });
   const workspaces = new WorkspacesService(database);
   const catalogs = new CatalogsService({
@@ -91,7 +94,8 @@ export function createServices(deps: { database: Database; storage: Storage; que
   return {
     workspaces,
     books,
-    uploads: new UploadsService({ db: database.db, storage, queue, books, tmpDir: path.join(config.dataDir, 'tmp') }),
+    uploads,
+    versions: new BookVersionsService({ db: database.db, storage, queue, uploads, kept: config.BOOK_VERSIONS_KEPT }),
     accessLists: new AccessListsService({ db: database.db }),
     readerSessions: new ReaderSessions({ secret: deps.secretKey, lifetimeHours: config.READER_SESSION_HOURS, publicBaseUrl: config.publicBaseUrl }),
     trackedLinks: new TrackedLinksService({ db: database.db, publicBaseUrl: config.publicBaseUrl }),

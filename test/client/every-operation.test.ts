@@ -151,6 +151,13 @@ describe(`every operation of openapi.json through the client (${operations.lengt
     assert.equal(updated.data.status, 'publish');
     assert.equal((await ok(client.GET('/v1/books/{book}/pages', { params: { path: { book: book.random_id }, query: { limit: 1 } } }))).data.length, 1);
     await ok(client.GET('/v1/books/{book}/outline', { params: { path: { book: book.random_id } } }));
+
+    // A new version of the book, then version 1 restored: the later tests read the book as it was.
+    const v2 = new File([new Uint8Array(await makePdf({ pages: 2 }))], 'Every operation v2.pdf');
+    const replaced = await ok(client.POST('/v1/books/{book}/versions', { params: { path: { book: book.random_id } }, body: { 'files[]': v2 as unknown as string }, bodySerializer: toFormData }));
+    await eventually(async () => (await ok(client.GET('/v1/batches/{batchId}', { params: { path: { batchId: replaced.data.id } } }))).data.status === 'completed');
+    assert.deepEqual((await ok(client.GET('/v1/books/{book}/versions', { params: { path: { book: book.random_id } } }))).data.map((v) => [v.number, v.current]), [[2, true], [1, false]]);
+    assert.equal((await ok(client.POST('/v1/books/{book}/versions/{version}/restore', { params: { path: { book: book.random_id, version: 1 } } }))).data.current, true);
   });
 
   it('bulk settings', async () => {

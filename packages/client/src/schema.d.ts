@@ -1009,6 +1009,60 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/books/{book}/versions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A book's versions
+         * @description Newest first: number, status, whether it is current, who uploaded it and when, its file name and page count.
+         *
+         *     **Scope:** `books:read`.
+         *
+         *     **Scope:** `books:read`.
+         */
+        get: operations["listBookVersions"];
+        put?: never;
+        /**
+         * Replace a book's document with a new version
+         * @description multipart/form-data with one file in `files[]`: the same types, limits (413 above UPLOAD_LIMIT_BYTES), `password` and warnings as an upload. Answers 202 with the upload batch; its `books` holds the book. The book keeps its address, settings, access list, embed domains, tracked links, lead form and analytics, and readers keep reading the current version until the new one is completely converted; then it becomes current in one step (`flipbook.version_published`). A failed conversion leaves the book as it was (the batch says why). When several are converting, the one uploaded last becomes current. 409 while the book is still converting its first document. See docs/book-versions.md.
+         *
+         *     **Scope:** `books:write`.
+         *     **Idempotency:** send `Idempotency-Key` to make a retry safe; the first 2xx response is replayed for 24 hours with `X-Idempotent-Replay: true`.
+         */
+        post: operations["uploadBookVersion"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/books/{book}/versions/{version}/restore": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Make an older version current again
+         * @description At once, in one step, like a new version: the book shows that version's pages, text, outline and cover (`flipbook.version_published`). Restoring the current version changes nothing. 409 when the version is not `ready` (converting, failed, cancelled, or expired by the kept-versions limit).
+         *
+         *     **Scope:** `books:write`.
+         *     **Idempotency:** send `Idempotency-Key` to make a retry safe; the first 2xx response is replayed for 24 hours with `X-Idempotent-Replay: true`.
+         */
+        post: operations["restoreBookVersion"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/batches/{batchId}": {
         parameters: {
             query?: never;
@@ -2518,7 +2572,7 @@ export interface paths {
         };
         /**
          * Recent payloads, for mapping fields
-         * @description Up to three recent real events of each type asked (the `{ type, timestamp, data }` envelope a standard subscription receives), newest first; a type the workspace has no event of yet answers its documented example, and is named in `meta.examples`. Types: flipbook.created, flipbook.updated, flipbook.deleted, subscriber.added, session_started, page_segment_completed, link_clicked, document_downloaded, lead_form_submitted, form_widget_opened, checkout_widget_opened, checkout_redirect_clicked, session_ended, access_requested, access_granted, access_rejected.
+         * @description Up to three recent real events of each type asked (the `{ type, timestamp, data }` envelope a standard subscription receives), newest first; a type the workspace has no event of yet answers its documented example, and is named in `meta.examples`. Types: flipbook.created, flipbook.updated, flipbook.deleted, flipbook.version_published, subscriber.added, session_started, page_segment_completed, link_clicked, document_downloaded, lead_form_submitted, form_widget_opened, checkout_widget_opened, checkout_redirect_clicked, session_ended, access_requested, access_granted, access_rejected.
          *
          *     **Scope:** `webhooks:read`.
          *
@@ -2789,6 +2843,14 @@ export interface webhooks {
                             batch_id?: string;
                             /** @description flipbook.created: the document name. */
                             name?: string;
+                            /** @description flipbook.version_published: the version now current. */
+                            version?: number;
+                            /** @description flipbook.version_published: the version it replaced. */
+                            previous_version?: number;
+                            /** @description flipbook.version_published: the new page count. */
+                            page_count?: number;
+                            /** @description flipbook.version_published: `upload` (a new version finished converting) or `restore`. */
+                            reason?: string;
                         } & {
                             [key: string]: unknown;
                         };
@@ -2877,6 +2939,14 @@ export interface webhooks {
                             batch_id?: string;
                             /** @description flipbook.created: the document name. */
                             name?: string;
+                            /** @description flipbook.version_published: the version now current. */
+                            version?: number;
+                            /** @description flipbook.version_published: the version it replaced. */
+                            previous_version?: number;
+                            /** @description flipbook.version_published: the new page count. */
+                            page_count?: number;
+                            /** @description flipbook.version_published: `upload` (a new version finished converting) or `restore`. */
+                            reason?: string;
                         } & {
                             [key: string]: unknown;
                         };
@@ -2961,6 +3031,110 @@ export interface webhooks {
                             batch_id?: string;
                             /** @description flipbook.created: the document name. */
                             name?: string;
+                            /** @description flipbook.version_published: the version now current. */
+                            version?: number;
+                            /** @description flipbook.version_published: the version it replaced. */
+                            previous_version?: number;
+                            /** @description flipbook.version_published: the new page count. */
+                            page_count?: number;
+                            /** @description flipbook.version_published: `upload` (a new version finished converting) or `restore`. */
+                            reason?: string;
+                        } & {
+                            [key: string]: unknown;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Gone: deactivates the subscription. */
+                410: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                /** @description Received. Any other answer (or none within 15 s) is a failed attempt. */
+                "2XX": {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "flipbook.version_published": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Flipbook version published
+         * @description Sent to subscriptions that selected `flipbook.version_published` (provider `standard`; Slack, Discord and Teams subscriptions get a message in their own format, signed the same way). A 2xx answer within 15 s is success; anything else is retried (immediately, 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 10 h, 10 h, 10 h, 10 h, ±10 % jitter); 410 Gone deactivates the subscription; 429 and 503 honour Retry-After.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description The event id (evt_…): the same on every retry and redelivery. Deduplicate on it. */
+                    "webhook-id": string;
+                    /** @description Seconds since the epoch when this attempt was signed. Refuse old ones (5 minutes) to stop replays. */
+                    "webhook-timestamp": string;
+                    /** @description Space-separated `v1,<base64 HMAC-SHA256 of "id.timestamp.body">` under the subscription's whsec_ secret (two during 24 hours after a rotation). Verify with any Standard Webhooks library. */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "flipbook.version_published",
+                     *       "timestamp": "2026-03-01T09:30:00.000Z",
+                     *       "data": {
+                     *         "book_id": "sampleBook0000000000AA",
+                     *         "version": 2,
+                     *         "previous_version": 1,
+                     *         "page_count": 24,
+                     *         "reason": "upload"
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        /** @constant */
+                        type: "flipbook.version_published";
+                        /**
+                         * Format: date-time
+                         * @description When the event happened.
+                         */
+                        timestamp: string;
+                        data: {
+                            /** @description The book's random_id. */
+                            book_id: string;
+                            /** @description flipbook.updated: the fields that changed. */
+                            fields?: string[];
+                            /** @description flipbook.created: the upload batch. */
+                            batch_id?: string;
+                            /** @description flipbook.created: the document name. */
+                            name?: string;
+                            /** @description flipbook.version_published: the version now current. */
+                            version?: number;
+                            /** @description flipbook.version_published: the version it replaced. */
+                            previous_version?: number;
+                            /** @description flipbook.version_published: the new page count. */
+                            page_count?: number;
+                            /** @description flipbook.version_published: `upload` (a new version finished converting) or `restore`. */
+                            reason?: string;
                         } & {
                             [key: string]: unknown;
                         };
@@ -4812,6 +4986,43 @@ export interface components {
             };
             /** @description A digest of the settings, name, description and download password (64 hex characters); send it back as `settings_revision` in PUT /books/{book} so that a change made meanwhile elsewhere answers 409 instead of being overwritten. */
             settings_revision: string;
+        };
+        /**
+         * BookVersion
+         * @example {
+         *       "number": 2,
+         *       "status": "ready",
+         *       "current": true,
+         *       "created_at": "2026-03-02T10:00:00.000Z",
+         *       "created_by": {
+         *         "type": "api_key",
+         *         "name": "fb_live_3kT9"
+         *       },
+         *       "source_filename": "catalog-fixed.pdf",
+         *       "source_format": "pdf",
+         *       "page_count": 24,
+         *       "batch_id": "bat_sample000000000000",
+         *       "published_at": "2026-03-02T10:00:41.000Z"
+         *     }
+         */
+        BookVersion: {
+            /** @description 1 for the first upload, then one more per new document, in the order they were received. */
+            number: number;
+            /** @description `converting` until its pages are ready; `expired` once the kept-versions limit removed its files (it can no longer be restored). */
+            status: "converting" | "ready" | "failed" | "cancelled" | "expired";
+            /** @description Whether readers see this version now. */
+            current: boolean;
+            /** Format: date-time */
+            created_at: string;
+            created_by: {
+                type: "api_key" | "person" | "oauth" | "system";
+                name: string | null;
+            } | null;
+            source_filename: string | null;
+            source_format: string | null;
+            page_count: number;
+            batch_id: string | null;
+            published_at: string | null;
         };
         /**
          * ConversionWarning
@@ -11062,6 +11273,368 @@ export interface operations {
             };
             /** @description A path segment is longer than 2048 characters (URITooLongException). */
             414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Validation failed (ValidationException; details map each field to its messages: schema rules, NUL characters or unpaired surrogates in any text, numbers out of range), or an Idempotency-Key reused with another request (IdempotencyKeyReusedException). */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit exceeded (RateLimitException); Retry-After gives the seconds to wait. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected error (InternalServerError); no internal detail is returned. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    listBookVersions: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The book's random_id. */
+                book: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["BookVersion"][];
+                    };
+                };
+            };
+            /** @description Bad request (BadRequestException): malformed JSON or URL, a JSON body nested more than 64 levels, a malformed multipart body, a percent-encoded `api_key` name, or a request the operation cannot take. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The API key is missing, wrong or revoked (AuthenticationException). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The key lacks the scope (AuthorizationException; details list required_scope and granted_scopes) or the plan lacks the feature (PlanRestrictionException). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found (ModelNotFoundException). Records of other workspaces answer exactly like missing ones. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A path segment is longer than 2048 characters (URITooLongException). */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Validation failed (ValidationException; details map each field to its messages: schema rules, NUL characters or unpaired surrogates in any text, numbers out of range), or an Idempotency-Key reused with another request (IdempotencyKeyReusedException). */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit exceeded (RateLimitException); Retry-After gives the seconds to wait. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected error (InternalServerError); no internal detail is returned. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    uploadBookVersion: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The book's random_id. */
+                book: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "multipart/form-data": {
+                    /**
+                     * Format: binary
+                     * @description The new document: the same types and limits as an upload (POST /books). One file per request.
+                     */
+                    "files[]": string;
+                    original_filename?: string;
+                    /** @description Beyond the spec: the password that opens an encrypted PDF. Used for conversion only. */
+                    password?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            batch_id: string;
+                        } & components["schemas"]["UploadBatch"];
+                    };
+                };
+            };
+            /** @description Bad request (BadRequestException): malformed JSON or URL, a JSON body nested more than 64 levels, a malformed multipart body, a percent-encoded `api_key` name, or a request the operation cannot take. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The API key is missing, wrong or revoked (AuthenticationException). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The key lacks the scope (AuthorizationException; details list required_scope and granted_scopes) or the plan lacks the feature (PlanRestrictionException). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found (ModelNotFoundException). Records of other workspaces answer exactly like missing ones. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Conflict (ConflictException, IdempotencyInProgressException). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The body is larger than accepted (PayloadTooLargeException). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A path segment is longer than 2048 characters (URITooLongException). */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unsupported Content-Type (UnsupportedMediaTypeException); the message quotes the type sent. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Validation failed (ValidationException; details map each field to its messages: schema rules, NUL characters or unpaired surrogates in any text, numbers out of range), or an Idempotency-Key reused with another request (IdempotencyKeyReusedException). */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit exceeded (RateLimitException); Retry-After gives the seconds to wait. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected error (InternalServerError); no internal detail is returned. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    restoreBookVersion: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The book's random_id. */
+                book: string;
+                /** @description The version number (1 for the first upload). */
+                version: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["BookVersion"];
+                    };
+                };
+            };
+            /** @description Bad request (BadRequestException): malformed JSON or URL, a JSON body nested more than 64 levels, a malformed multipart body, a percent-encoded `api_key` name, or a request the operation cannot take. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The API key is missing, wrong or revoked (AuthenticationException). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The key lacks the scope (AuthorizationException; details list required_scope and granted_scopes) or the plan lacks the feature (PlanRestrictionException). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found (ModelNotFoundException). Records of other workspaces answer exactly like missing ones. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Conflict (ConflictException, IdempotencyInProgressException). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The body is larger than accepted (PayloadTooLargeException). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A path segment is longer than 2048 characters (URITooLongException). */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unsupported Content-Type (UnsupportedMediaTypeException); the message quotes the type sent. */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -21444,7 +22017,7 @@ export interface operations {
     testWebhookSubscription: {
         parameters: {
             query?: {
-                event_type?: "flipbook.created" | "flipbook.updated" | "flipbook.deleted" | "subscriber.added" | "session_started" | "page_segment_completed" | "link_clicked" | "document_downloaded" | "lead_form_submitted" | "form_widget_opened" | "checkout_widget_opened" | "checkout_redirect_clicked" | "session_ended" | "access_requested" | "access_granted" | "access_rejected";
+                event_type?: "flipbook.created" | "flipbook.updated" | "flipbook.deleted" | "flipbook.version_published" | "subscriber.added" | "session_started" | "page_segment_completed" | "link_clicked" | "document_downloaded" | "lead_form_submitted" | "form_widget_opened" | "checkout_widget_opened" | "checkout_redirect_clicked" | "session_ended" | "access_requested" | "access_granted" | "access_rejected";
             };
             header?: never;
             path: {

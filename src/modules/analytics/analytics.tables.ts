@@ -68,6 +68,8 @@ export const viewEvents = pgTable('view_events', {
   engagementScore: real('engagement_score').notNull().default(0),
   exitReason: text('exit_reason'),
   ...geography,
+  /** The book version the visit started on (docs/book-versions.md); null for visits recorded before versions. */
+  bookVersion: integer('book_version'),
   recordedAt: instant('recorded_at').notNull().defaultNow(),
   updatedAt: instant('updated_at').notNull().defaultNow(),
 }, (t) => [
@@ -103,6 +105,8 @@ export const interactionEvents = pgTable('interaction_events', {
   sourceHost: text('source_host'),
   ...geography,
   metadata: jsonb('metadata').$type<unknown[]>(),
+  /** The book version the reader showed (docs/book-versions.md); null for events recorded before versions. Not part of the spec's record. */
+  bookVersion: integer('book_version'),
   occurredAt: instant('occurred_at').notNull(),
   createdAt: instant('created_at').notNull().defaultNow(),
 }, (t) => [

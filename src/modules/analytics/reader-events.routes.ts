@@ -96,7 +96,7 @@ export const readerEventsRoutes: FastifyPluginAsyncTypebox<ReaderEventsRoutesOpt
     const { row } = result.book;
     return {
       book: result.book,
-      origin: { book: { id: row.id, workspaceId: row.workspaceId, pageCount: row.pageCount }, viewerEmail: result.viewer?.email ?? null, ip: request.ip, ownHost },
+      origin: { book: { id: row.id, workspaceId: row.workspaceId, pageCount: row.pageCount, currentVersion: row.currentVersion }, viewerEmail: result.viewer?.email ?? null, ip: request.ip, ownHost },
     };
   }
 

@@ -54,6 +54,7 @@ export const EventBatch = Type.Object({
     tl: Type.Optional(Type.String({ pattern: TRACKED_LINK_SLUG })),
     embedded: Type.Optional(Type.Boolean()),
     referrer: Type.Optional(Type.String({ maxLength: 2048, description: 'The embedding page (when embedded) or the referring page; only its host is kept.' })),
+    ver: Type.Optional(Type.Integer({ minimum: 1, maximum: 2_147_483_647, description: 'The book version the reader shows (docs/book-versions.md); the current one when absent or unknown.' })),
   }, { additionalProperties: false })),
 }, { additionalProperties: false });
 

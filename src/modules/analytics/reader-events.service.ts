@@ -22,12 +22,12 @@
  * No HTTP here: the caller has passed the reader gate, filtered bots and
  * counted rate limits (reader-events.routes.ts).
  */
-import { eq, inArray, sql } from 'drizzle-orm';
+import { and, eq, inArray, sql } from 'drizzle-orm';
 import { BatchedLookup } from '../../platform/db/batched-lookup.ts';
 import type { Db, DbOrTx } from '../../platform/db/database.ts';
 import { SQL_STATE, sqlStateOf } from '../../platform/db/sql-state.ts';
 import { ERRORS, type ErrorDetails } from '../../platform/errors.ts';
-import { books } from '../books/books.tables.ts';
+import { bookVersions, books } from '../books/books.tables.ts';
 import { interactionEvents, leads, trackedLinks, viewers, viewEvents, type LeadFormField, type ViewEventRow } from './analytics.tables.ts';
 import { AUDIT_EVENT_TYPES, recordAuditEvents, type AuditEventType } from './audit.ts';
 import { UNKNOWN_PLACE, type Geography, type Geolocator } from './geography.ts';
@@ -41,6 +41,8 @@ export interface EventBook {
   id: number;
   workspaceId: number;
   pageCount: number;
+  /** The book's current version (docs/book-versions.md); 1 when not given. */
+  currentVersion?: number;
 }
 
 export interface EventOrigin {
@@ -206,7 +208,7 @@ export class ReaderEventsService {
   }
 
   /** Creates the session's view event or locks the existing one (the upsert holds the row until the transaction ends). */
-  private async upsertView(tx: DbOrTx, origin: EventOrigin, sessionId: string, who: SessionIdentity): Promise<ViewEventRow> {
+  private async upsertView(tx: DbOrTx, origin: EventOrigin, sessionId: string, who: SessionIdentity, bookVersion: number): Promise<ViewEventRow> {
     const [view] = await tx
       .insert(viewEvents)
       .values({
@@ -218,6 +220,7 @@ export class ReaderEventsService {
         sourceHost: who.sourceHost,
         fromEmbedded: who.fromEmbedded,
         ...who.place,
+        bookVersion,
       })
       .onConflictDoUpdate({
         target: [viewEvents.bookId, viewEvents.sessionId],
@@ -229,11 +232,26 @@ export class ReaderEventsService {
   }
 
   /** Stores a batch (with the others of its group); answers how many of its events were new. */
+  /**
+   * The version the reader shows (its `ver`), with that version's page count: a reader opened before the book switched to a new
+   * version keeps sending events about the pages it shows, which are checked and recorded as that version's. The current version
+   * when it sends none or one the book does not have.
+   */
+  private async versionRead(book: EventBook, reported: number | undefined): Promise<{ version: number; book: EventBook }> {
+    const current = book.currentVersion ?? 1;
+    if (reported === undefined || reported === current) return { version: current, book };
+    const [older] = await this.db.select({ pageCount: bookVersions.pageCount }).from(bookVersions)
+      .where(and(eq(bookVersions.bookId, book.id), eq(bookVersions.number, reported)));
+    return older ? { version: reported, book: { ...book, pageCount: older.pageCount } } : { version: current, book };
+  }
+
   async ingest(origin: EventOrigin, batch: EventBatchInput): Promise<IngestResult> {
-    this.check(batch.events, origin.book.pageCount);
+    const read = await this.versionRead(origin.book, batch.context?.ver);
+    this.check(batch.events, read.book.pageCount);
     const now = origin.now ?? new Date();
     const stored = await this.withIdentity(origin, batch.context, (who) => this.groups.submit({
-      book: origin.book,
+      book: read.book,
+      bookVersion: read.version,
       sessionId: batch.session_id,
       who,
       viewerEmail: origin.viewerEmail,
@@ -260,12 +278,13 @@ export class ReaderEventsService {
    * it does not ask for must be absent.
    */
   async submitLead(origin: EventOrigin, fields: LeadFormField[], input: LeadSubmissionInput): Promise<{ stored: boolean }> {
-    const values = checkLead(fields, input, origin.book.pageCount);
+    const read = await this.versionRead(origin.book, input.context?.ver);
+    const values = checkLead(fields, input, read.book.pageCount);
     const now = origin.now ?? new Date();
     return this.withIdentity(origin, input.context, (who) => this.db.transaction(async (tx) => {
       // The address given in the form identifies the reader from now on (unless the gate already did).
       const formViewer = await ensureViewer(tx, origin.book.workspaceId, values.email, values.name || null);
-      const view = await this.upsertView(tx, origin, input.session_id, { ...who, viewerId: who.viewerId ?? formViewer });
+      const view = await this.upsertView(tx, origin, input.session_id, { ...who, viewerId: who.viewerId ?? formViewer }, read.version);
       const [event] = await tx
         .insert(interactionEvents)
         .values({
@@ -273,7 +292,7 @@ export class ReaderEventsService {
           sessionId: view.sessionId, sequence: input.seq, eventType: 'lead_form_submitted', pageNumber: input.page ?? null,
           sourceType: view.trackedLinkId ? 'tracked_link' : view.fromEmbedded ? 'embed' : 'direct', sourceHost: view.sourceHost,
           country: view.country, region: view.region, city: view.city, latitude: view.latitude, longitude: view.longitude,
-          metadata: null, occurredAt: now,
+          metadata: null, bookVersion: read.version, occurredAt: now,
         })
         .onConflictDoNothing({ target: [interactionEvents.bookId, interactionEvents.sessionId, interactionEvents.sequence] })
         .returning();
@@ -318,6 +337,8 @@ export class ReaderEventsService {
 /** A checked batch with its session's identity, waiting for its group. */
 interface PendingBatch {
   book: EventBook;
+  /** The version the batch's events are about (versionRead). */
+  bookVersion: number;
   sessionId: string;
   who: SessionIdentity;
   viewerEmail: string | null;
@@ -422,29 +443,29 @@ const viewKey = (bookId: number, sessionId: string) => `${bookId}\u0000${session
  * returned in sequence order.
  */
 async function upsertViewsAndInsert(tx: DbOrTx, batches: PendingBatch[]): Promise<{ views: Map<string, SessionView>; inserted: Map<number, StoredEvent[]> }> {
-  const sessions = batches.map(({ book, sessionId, who, events }) => ({
+  const sessions = batches.map(({ book, bookVersion, sessionId, who, events }) => ({
     workspace_id: book.workspaceId, book_id: book.id, session_id: sessionId, viewer_id: who.viewerId, tracked_link_id: who.trackedLinkId,
     source_host: who.sourceHost, from_embedded: who.fromEmbedded, country: who.place.country, region: who.place.region, city: who.place.city,
-    latitude: who.place.latitude, longitude: who.place.longitude, events,
+    latitude: who.place.latitude, longitude: who.place.longitude, book_version: bookVersion, events,
   }));
   const result = await tx.execute(sql`
     with s as materialized (
       select * from jsonb_to_recordset(${JSON.stringify(sessions)}::jsonb)
         as s(workspace_id int, book_id int, session_id text, viewer_id int, tracked_link_id int, source_host text, from_embedded boolean,
-             country text, region text, city text, latitude double precision, longitude double precision, events jsonb)
+             country text, region text, city text, latitude double precision, longitude double precision, book_version int, events jsonb)
     ), v as (
-      insert into view_events (workspace_id, book_id, session_id, viewer_id, tracked_link_id, source_host, from_embedded, country, region, city, latitude, longitude)
-      select workspace_id, book_id, session_id, viewer_id, tracked_link_id, source_host, from_embedded, country, region, city, latitude, longitude
+      insert into view_events (workspace_id, book_id, session_id, viewer_id, tracked_link_id, source_host, from_embedded, country, region, city, latitude, longitude, book_version)
+      select workspace_id, book_id, session_id, viewer_id, tracked_link_id, source_host, from_embedded, country, region, city, latitude, longitude, book_version
       from s order by book_id, session_id
       on conflict (book_id, session_id) do update set viewer_id = coalesce(excluded.viewer_id, view_events.viewer_id)
       returning id, workspace_id, book_id, session_id, viewer_id, tracked_link_id, source_host, from_embedded, country, region, city, latitude, longitude,
                 pages_seen, clicks, active_ms, reads, exit_reason
     ), e as (
       insert into interaction_events (workspace_id, book_id, view_event_id, viewer_id, tracked_link_id, session_id, sequence, event_type, page_number,
-                                      active_ms, exit_reason, source_type, source_host, country, region, city, latitude, longitude, metadata, occurred_at)
+                                      active_ms, exit_reason, source_type, source_host, country, region, city, latitude, longitude, metadata, book_version, occurred_at)
       select v.workspace_id, v.book_id, v.id, v.viewer_id, v.tracked_link_id, v.session_id, x.seq, x.type, x.page, x.active_ms, x.exit_reason,
              case when v.tracked_link_id is not null then 'tracked_link' when v.from_embedded then 'embed' else 'direct' end,
-             v.source_host, v.country, v.region, v.city, v.latitude, v.longitude, x.metadata, x.at
+             v.source_host, v.country, v.region, v.city, v.latitude, v.longitude, x.metadata, s.book_version, x.at
       from v join s on s.book_id = v.book_id and s.session_id = v.session_id
            cross join lateral jsonb_to_recordset(s.events)
            as x(seq int, type text, page int, active_ms int, exit_reason text, metadata jsonb, at timestamptz)

@@ -10,15 +10,22 @@ import { readMultipartForm } from '../../platform/http/multipart.ts';
 import { authOf } from '../../platform/http/route-config.ts';
 import { CursorMeta, Message, cursorQuery } from '../../platform/http/schemas.ts';
 import type { BooksService } from './books.service.ts';
-import { Book, BookParams, ConversionWarning, ListBooksQuery, OutlineEntry, Page, UpdateBookBody, UploadBatch, UploadBody, UploadFields, exampleBook } from './books.schemas.ts';
+import {
+  Book, BookParams, BookVersion, ConversionWarning, ListBooksQuery, OutlineEntry, Page, UpdateBookBody, UploadBatch, UploadBody, UploadFields, VersionFields, VersionParams,
+  VersionUploadBody, exampleBook,
+} from './books.schemas.ts';
+import type { BookVersionsService } from './book-versions.service.ts';
 import type { UploadsService, UploadInput } from './uploads.service.ts';
 
 const BookRef = Type.Ref('Book');
 const BatchRef = Type.Ref('UploadBatch');
 const BatchParams = Type.Object({ batchId: Type.String({ minLength: 1, maxLength: 64 }) });
 
-export const booksRoutes: FastifyPluginAsyncTypebox<{ books: BooksService; uploads: UploadsService; uploadLimitBytes: number }> = async (app, { books, uploads, uploadLimitBytes }) => {
+export const booksRoutes: FastifyPluginAsyncTypebox<{ books: BooksService; uploads: UploadsService; versions: BookVersionsService; uploadLimitBytes: number }> = async (
+  app, { books, uploads, versions, uploadLimitBytes },
+) => {
   app.addSchema(Book);
+  app.addSchema(BookVersion);
   app.addSchema(ConversionWarning);
   app.addSchema(OutlineEntry);
   app.addSchema(UploadBatch);
@@ -121,6 +128,64 @@ export const booksRoutes: FastifyPluginAsyncTypebox<{ books: BooksService; uploa
     config: { scope: 'books:read' },
   }, async (request) => ({ data: await books.outline(authOf(request), request.params.book) }));
 
+  app.post('/books/:book/versions', {
+    schema: {
+      operationId: 'uploadBookVersion', tags: ['Books'], summary: "Replace a book's document with a new version",
+      description:
+        'multipart/form-data with one file in `files[]`: the same types, limits (413 above UPLOAD_LIMIT_BYTES), `password` and warnings as an upload. ' +
+        'Answers 202 with the upload batch; its `books` holds the book. The book keeps its address, settings, access list, embed domains, tracked links, ' +
+        'lead form and analytics, and readers keep reading the current version until the new one is completely converted; then it becomes current in one step ' +
+        '(`flipbook.version_published`). A failed conversion leaves the book as it was (the batch says why). When several are converting, the one uploaded last ' +
+        'becomes current. 409 while the book is still converting its first document. See docs/book-versions.md.',
+      params: BookParams,
+      response: { 202: Type.Object({ data: Type.Intersect([Type.Object({ batch_id: Type.String() }), BatchRef]) }) },
+    },
+    config: { scope: 'books:write', multipartBody: VersionUploadBody },
+  }, async (request, reply) => {
+    const form = await readMultipartForm(request, {
+      fileFields: ['files[]', 'files'],
+      detailsField: 'files',
+      maxFileBytes: uploadLimitBytes,
+      expected: 'upload the document as multipart/form-data with the file in the files[] field.',
+      receive: (part) => uploads.receive(part.file),
+      discard: (filePath) => rm(filePath, { force: true }),
+    });
+    if (!form.file) throw ERRORS.validation({ files: ['The files[] field is required: attach one document.'] });
+    try {
+      const fields = checkFields(VersionFields, form.fields);
+      const batch = await versions.upload(authOf(request), request.params.book, {
+        filePath: form.file.value, filename: form.file.filename || 'document',
+        originalFilename: fields.original_filename as string | undefined, password: fields.password as string | undefined,
+      });
+      reply.code(202).header('location', `/v1/batches/${batch.id}`);
+      return { data: { batch_id: batch.id, ...batch } };
+    } finally {
+      await rm(form.file.value, { force: true });
+    }
+  });
+
+  app.get('/books/:book/versions', {
+    schema: {
+      operationId: 'listBookVersions', tags: ['Books'], summary: "A book's versions",
+      description: 'Newest first: number, status, whether it is current, who uploaded it and when, its file name and page count.',
+      params: BookParams,
+      response: { 200: Type.Object({ data: Type.Array(Type.Ref('BookVersion')) }) },
+    },
+    config: { scope: 'books:read' },
+  }, async (request) => ({ data: await versions.list(authOf(request), request.params.book) }));
+
+  app.post('/books/:book/versions/:version/restore', {
+    schema: {
+      operationId: 'restoreBookVersion', tags: ['Books'], summary: 'Make an older version current again',
+      description:
+        'At once, in one step, like a new version: the book shows that version\'s pages, text, outline and cover (`flipbook.version_published`). ' +
+        'Restoring the current version changes nothing. 409 when the version is not `ready` (converting, failed, cancelled, or expired by the kept-versions limit).',
+      params: VersionParams,
+      response: { 200: Type.Object({ data: Type.Ref('BookVersion') }) },
+    },
+    config: { scope: 'books:write' },
+  }, async (request) => ({ data: await versions.restore(authOf(request), request.params.book, request.params.version) }));
+
   app.get('/batches/:batchId', {
     schema: { operationId: 'getBatch', tags: ['Batches'], summary: 'Get an upload batch', params: BatchParams, response: { 200: Type.Object({ data: BatchRef }) } },
     config: { scope: 'books:read' },
@@ -155,12 +220,17 @@ export const booksRoutes: FastifyPluginAsyncTypebox<{ books: BooksService; uploa
 };
 
 /** Multipart fields are strings; they are checked against the same schema the document shows. */
-function parseFields(fields: Record<string, string>): Omit<UploadInput, 'filePath' | 'filename'> {
-  const converted = Value.Convert(UploadFields, fields) as Record<string, unknown>;
-  if (!Value.Check(UploadFields, converted)) {
-    const errors = [...Value.Errors(UploadFields, converted)].map((e) => ({ instancePath: e.instancePath, keyword: e.keyword, message: e.message, params: e.params as Record<string, unknown> }));
+function checkFields(schema: typeof UploadFields | typeof VersionFields, fields: Record<string, string>): Record<string, unknown> {
+  const converted = Value.Convert(schema, fields) as Record<string, unknown>;
+  if (!Value.Check(schema, converted)) {
+    const errors = [...Value.Errors(schema, converted)].map((e) => ({ instancePath: e.instancePath, keyword: e.keyword, message: e.message, params: e.params as Record<string, unknown> }));
     throw ERRORS.validation(validationDetails(errors));
   }
+  return converted;
+}
+
+function parseFields(fields: Record<string, string>): Omit<UploadInput, 'filePath' | 'filename'> {
+  const converted = checkFields(UploadFields, fields);
   return {
     originalFilename: converted.original_filename as string | undefined,
     status: converted.status as 'draft' | 'publish' | undefined,

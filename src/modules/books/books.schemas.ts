@@ -225,3 +225,43 @@ export const Page = Type.Object({
   error: Nullable(Type.String({ description: 'Why the page is blank, when it could not be rendered.' })),
   warnings: Type.Array(Type.Object({ code: Type.String(), message: Type.String() }), { description: 'What is missing from this page although it rendered (see the batch `warnings`).' }),
 });
+
+/** POST /books/{book}/versions: one document, the upload's fields that concern a document (the book's own settings stay). */
+export const VersionFields = Type.Object({
+  original_filename: UploadFields.properties.original_filename,
+  password: UploadFields.properties.password,
+});
+export const VersionUploadBody = Type.Object({
+  'files[]': Type.String({ format: 'binary', description: 'The new document: the same types and limits as an upload (POST /books). One file per request.' }),
+  ...VersionFields.properties,
+});
+
+export const VersionParams = Type.Object({
+  book: BookParams.properties.book,
+  version: Type.Integer({ minimum: 1, maximum: 2_147_483_647, description: 'The version number (1 for the first upload).' }),
+});
+
+export const BookVersion = Type.Object(
+  {
+    number: Type.Integer({ description: '1 for the first upload, then one more per new document, in the order they were received.' }),
+    status: literalUnion(['converting', 'ready', 'failed', 'cancelled', 'expired'], '`converting` until its pages are ready; `expired` once the kept-versions limit removed its files (it can no longer be restored).'),
+    current: Type.Boolean({ description: 'Whether readers see this version now.' }),
+    created_at: DateTime,
+    created_by: Nullable(Type.Object({
+      type: literalUnion(['api_key', 'person', 'oauth', 'system']),
+      name: Nullable(Type.String({ description: "The key's display prefix, the person's e-mail or the OAuth app's name." })),
+    }, { description: 'Who uploaded it; null for a first version uploaded before versions were recorded.' })),
+    source_filename: Nullable(Type.String()),
+    source_format: Nullable(Type.String()),
+    page_count: Type.Integer(),
+    batch_id: Nullable(Type.String({ description: 'The upload batch that converted it.' })),
+    published_at: Nullable(Type.String({ format: 'date-time', description: 'When it last became current; null if it never was.' })),
+  },
+  {
+    $id: 'BookVersion', title: 'BookVersion',
+    examples: [{
+      number: 2, status: 'ready', current: true, created_at: '2026-03-02T10:00:00.000Z', created_by: { type: 'api_key', name: 'fb_live_3kT9' },
+      source_filename: 'catalog-fixed.pdf', source_format: 'pdf', page_count: 24, batch_id: 'bat_sample000000000000', published_at: '2026-03-02T10:00:41.000Z',
+    }],
+  },
+);

@@ -13,7 +13,7 @@ import { afterCursor, decodeCursor, orderOf, toPage, type KeysetSort } from '../
 import type { Storage } from '../../platform/storage/storage.ts';
 import { recordEvent } from '../events/events.service.ts';
 import { SETTING_FIELDS, applySettingsChange, currentRevision, toBookRecord, type SettingsChange, type AccessListState, type BookRecord, type BookUrls } from './books.settings.ts';
-import { bookPages, books, uploadBatches, type BookRow } from './books.tables.ts';
+import { bookPages, bookVersions, books, uploadBatches, type BookRow } from './books.tables.ts';
 import type { OutlineEntry } from '../conversion/conversion.types.ts';
 
 export interface Caller {
@@ -194,12 +194,15 @@ export class BooksService {
   async delete(caller: Caller, randomId: string): Promise<void> {
     const row = await this.db.transaction(async (tx) => {
       const current = await this.findRow(caller, randomId, tx);
+      // The first upload's batch and those of new versions still converting stop with the book.
+      const versionBatches = await tx.select({ batchId: bookVersions.batchId }).from(bookVersions).where(eq(bookVersions.bookId, current.id));
+      const batchIds = [current.batchId, ...versionBatches.map((v) => v.batchId)].filter((id): id is string => Boolean(id));
       await tx.delete(books).where(eq(books.id, current.id));
-      if (current.batchId) {
+      if (batchIds.length > 0) {
         await tx
           .update(uploadBatches)
           .set({ status: 'cancelled', finishedAt: new Date(), updatedAt: new Date(), error: 'The book was deleted.' })
-          .where(and(eq(uploadBatches.id, current.batchId), inArray(uploadBatches.status, ['queued', 'processing'])));
+          .where(and(inArray(uploadBatches.id, batchIds), inArray(uploadBatches.status, ['queued', 'processing'])));
       }
       await recordEvent(tx, caller.workspaceId, 'flipbook.deleted', { book_id: current.randomId });
       return current;

@@ -109,6 +109,8 @@ export const books = pgTable('books', {
   unpublishedAt: instant('unpublished_at'),
   billingExpiresAt: instant('billing_expires_at'),
   settingsRevision: text('settings_revision').notNull().default(''),
+  /** The number of the version the book shows (book_versions); its pages are book_pages, its assets the fields above. */
+  currentVersion: integer('current_version').notNull().default(1),
   createdAt: instant('created_at').notNull().defaultNow(),
   updatedAt: instant('updated_at').notNull().defaultNow(),
 }, (t) => [
@@ -146,6 +148,63 @@ export const bookPages = pgTable('book_pages', {
   plainText: text('plain_text').notNull().default(''),
 }, (t) => [primaryKey({ columns: [t.bookId, t.number] })]);
 
+/** Who uploaded a version, as the versions list shows it (never a secret: a key's display prefix, a person's e-mail). */
+export interface VersionAuthor {
+  type: 'api_key' | 'person' | 'oauth' | 'system';
+  name: string | null;
+}
+
+/**
+ * One document a book has shown or will show (docs/book-versions.md). The
+ * current version's pages are book_pages and its assets are the book row's;
+ * every other version keeps its pages in book_version_pages and its files
+ * under its own rendition prefix, so a conversion never touches what readers
+ * are reading and a restore is a copy in one transaction.
+ */
+export const bookVersions = pgTable('book_versions', {
+  id: integer('id').primaryKey().generatedAlwaysAsIdentity(),
+  bookId: integer('book_id').notNull().references(() => books.id, { onDelete: 'cascade' }),
+  /** 1 for the first upload, then one more per POST /books/{book}/versions, in the order the uploads were received. */
+  number: integer('number').notNull(),
+  batchId: text('batch_id'),
+  /** converting | ready | failed | cancelled | expired (its files removed by BOOK_VERSIONS_KEPT) */
+  status: text('status').notNull(),
+  createdBy: jsonb('created_by').$type<VersionAuthor>(),
+  sourceFilename: text('source_filename'),
+  sourceKey: text('source_key'),
+  sourceFormat: text('source_format'),
+  sourcePassword: text('source_password'),
+  pdfKey: text('pdf_key'),
+  renditionId: text('rendition_id'),
+  pageCount: integer('page_count').notNull().default(0),
+  outline: jsonb('outline').$type<OutlineEntry[]>(),
+  coverWidthPt: real('cover_width_pt'),
+  coverHeightPt: real('cover_height_pt'),
+  createdAt: instant('created_at').notNull().defaultNow(),
+  /** When it last became current (null: never). */
+  publishedAt: instant('published_at'),
+  /** When BOOK_VERSIONS_KEPT removed its files. */
+  expiredAt: instant('expired_at'),
+}, (t) => [
+  uniqueIndex('book_versions_book_number_key').on(t.bookId, t.number),
+  index('book_versions_batch_idx').on(t.batchId),
+]);
+
+/** The pages of every version but the current one (whose pages are book_pages). */
+export const bookVersionPages = pgTable('book_version_pages', {
+  versionId: integer('version_id').notNull().references(() => bookVersions.id, { onDelete: 'cascade' }),
+  number: integer('number').notNull(),
+  widthPt: real('width_pt').notNull(),
+  heightPt: real('height_pt').notNull(),
+  images: jsonb('images').$type<StoredPageImage[]>().notNull(),
+  text: jsonb('text').$type<TextItem[]>().notNull(),
+  links: jsonb('links').$type<PageLink[]>().notNull(),
+  error: text('error'),
+  warnings: jsonb('warnings').$type<ConversionWarning[]>().notNull().default([]),
+  plainText: text('plain_text').notNull().default(''),
+}, (t) => [primaryKey({ columns: [t.versionId, t.number] })]);
+
 export type BookRow = typeof books.$inferSelect;
+export type VersionRow = typeof bookVersions.$inferSelect;
 export type BatchRow = typeof uploadBatches.$inferSelect;
 export type PageRow = typeof bookPages.$inferSelect;

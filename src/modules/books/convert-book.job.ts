@@ -6,6 +6,11 @@
  * Idempotent: a retry (after a crash or a shutdown) starts a new rendition and
  * removes what the interrupted one left. Cancellation (DELETE /batches, or the
  * book deleted) is noticed within a second and stops the renderers.
+ *
+ * A batch is either a book's first upload (its pages go straight to the book)
+ * or a new version of a book (POST /books/{book}/versions): then its pages go
+ * to book_version_pages, the book keeps showing its current version, and the
+ * finished version becomes current in one transaction (book-versions.ts).
  */
 import { randomBytes } from 'node:crypto';
 import { createReadStream } from 'node:fs';
@@ -14,7 +19,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { pipeline } from 'node:stream/promises';
 import { createWriteStream } from 'node:fs';
-import { and, eq, sql } from 'drizzle-orm';
+import { and, eq, inArray, sql } from 'drizzle-orm';
 import { Type } from 'typebox';
 import type { Db, DbOrTx } from '../../platform/db/database.ts';
 import { defineJob, type JobContext } from '../../platform/jobs/queue.ts';
@@ -25,7 +30,8 @@ import { convertDocument, type ArchiveLimits } from '../conversion/conversion.se
 import type { RenderedPage } from '../conversion/conversion.types.ts';
 import { recordEvent } from '../events/events.service.ts';
 import { bookPrefix, pageImageKey } from './books.service.ts';
-import { SOURCE_WARNING_CODES, bookPages, books, uploadBatches, type StoredPageImage, type StoredWarning } from './books.tables.ts';
+import { SOURCE_WARNING_CODES, bookPages, bookVersionPages, bookVersions, books, uploadBatches, type StoredPageImage, type StoredWarning } from './books.tables.ts';
+import { DEFAULT_VERSIONS_KEPT, publishVersion } from './book-versions.ts';
 import { acquireConversionLease, isLeaseLost } from './conversion-lease.ts';
 import { onDemandImages, type OnDemandWidths } from './page-renditions.service.ts';
 import { DEFAULT_WIDTHS } from '../conversion/conversion.service.ts';
@@ -55,6 +61,8 @@ export interface ConvertBookDeps {
   maxPages?: number;
   /** Conversion lease (conversion-lease.ts): renewed every quarter; a run silent for this long is taken over. */
   leaseMs?: number;
+  /** BOOK_VERSIONS_KEPT: versions whose files stay once a new version is published. */
+  versionsKept?: number;
 }
 
 async function localCopy(storage: Storage, key: string, workDir: string): Promise<string> {
@@ -70,20 +78,28 @@ export async function convertBook(deps: ConvertBookDeps, batchId: string, ctx: J
   // Only the run holding the batch's lease writes; a live holder makes this job a duplicate.
   const lease = await acquireConversionLease(db, batchId, { ttlMs: deps.leaseMs ?? DEFAULT_LEASE_MS, log: ctx.log });
   if (!lease) return { outcome: 'skipped: another run holds the batch' };
-  const [book] = await db.select().from(books).where(eq(books.batchId, batchId));
+  const [version] = await db.select().from(bookVersions).where(and(eq(bookVersions.batchId, batchId), sql`${bookVersions.number} > 1`));
+  const [book] = await db.select().from(books).where(version ? eq(books.id, version.bookId) : eq(books.batchId, batchId));
   const [batch] = await db.select().from(uploadBatches).where(eq(uploadBatches.id, batchId));
-  if (!batch || !book || !['queued', 'processing'].includes(batch.status)) {
+  if (!batch || !book || !['queued', 'processing'].includes(batch.status) || (version && version.status !== 'converting')) {
     await lease.write((tx) => lease.finish(tx));
     return { outcome: 'skipped' };
   }
 
   // A new rendition per attempt: whatever an interrupted attempt stored is dropped.
-  const previousRendition = book.renditionId;
+  const previousRendition = version ? version.renditionId : book.renditionId;
   const renditionId = randomBytes(6).toString('base64url');
+  /** A new version's source, password and PDF are its own; the book's stay those of its current version. */
+  const source = version ?? book;
   try {
     await lease.write(async (tx) => {
-      await tx.delete(bookPages).where(eq(bookPages.bookId, book.id));
-      await tx.update(books).set({ renditionId, pageImagesStatus: 'processing', pageCount: 0, updatedAt: new Date() }).where(eq(books.id, book.id));
+      if (version) {
+        await tx.delete(bookVersionPages).where(eq(bookVersionPages.versionId, version.id));
+        await tx.update(bookVersions).set({ renditionId, pageCount: 0 }).where(eq(bookVersions.id, version.id));
+      } else {
+        await tx.delete(bookPages).where(eq(bookPages.bookId, book.id));
+        await tx.update(books).set({ renditionId, pageImagesStatus: 'processing', pageCount: 0, updatedAt: new Date() }).where(eq(books.id, book.id));
+      }
       await tx
         .update(uploadBatches)
         .set({ status: 'processing', totalPages: 0, completedPages: 0, failedPages: 0,
@@ -127,7 +143,7 @@ export async function convertBook(deps: ConvertBookDeps, batchId: string, ctx: J
 
   const workDir = await mkdtemp(path.join(os.tmpdir(), 'flipbook-convert-'));
   try {
-    const sourcePath = await localCopy(storage, book.sourceKey!, workDir);
+    const sourcePath = await localCopy(storage, source.sourceKey!, workDir);
     /** Adds warnings to the batch (capped) and says in the log why the pages are not faithful. */
     const warn = async (warnings: StoredWarning[], target: DbOrTx = db) => {
       if (warnings.length === 0) return;
@@ -156,8 +172,8 @@ export async function convertBook(deps: ConvertBookDeps, batchId: string, ctx: J
         images.sort((a, b) => a.width - b.width);
       }
       await lease.write(async (tx) => {
-        await tx.insert(bookPages).values({
-          bookId: book.id,
+        await tx.insert(version ? bookVersionPages : bookPages).values({
+          ...(version ? { versionId: version.id } : { bookId: book.id }),
           number: page.number,
           widthPt: page.widthPt,
           heightPt: page.heightPt,
@@ -173,7 +189,9 @@ export async function convertBook(deps: ConvertBookDeps, batchId: string, ctx: J
         await warn(pageWarnings, tx);
         const counter = page.error ? { failedPages: sql`${uploadBatches.failedPages} + 1` } : { completedPages: sql`${uploadBatches.completedPages} + 1` };
         await tx.update(uploadBatches).set({ ...counter, updatedAt: new Date() }).where(eq(uploadBatches.id, batchId));
-        if (page.number === 1) {
+        if (page.number === 1 && version) {
+          await tx.update(bookVersions).set({ coverWidthPt: page.widthPt, coverHeightPt: page.heightPt }).where(eq(bookVersions.id, version.id));
+        } else if (page.number === 1) {
           await tx.update(books).set({ coverWidthPt: page.widthPt, coverHeightPt: page.heightPt, updatedAt: new Date() }).where(eq(books.id, book.id));
         }
       });
@@ -182,7 +200,7 @@ export async function convertBook(deps: ConvertBookDeps, batchId: string, ctx: J
     const result = await convertDocument(
       {
         filePath: sourcePath,
-        password: book.sourcePassword ?? undefined,
+        password: source.sourcePassword ?? undefined,
         autoLinks: book.settings.auto_links_enabled,
         widths: deps.widths,
         ...(deps.onDemandWidths ? { deferWidths: deps.onDemandWidths.lazy } : {}),
@@ -195,6 +213,10 @@ export async function convertBook(deps: ConvertBookDeps, batchId: string, ctx: J
         workDir,
         onStart: (info) => lease.write(async (tx) => {
           await tx.update(uploadBatches).set({ totalPages: info.pageCount, updatedAt: new Date() }).where(eq(uploadBatches.id, batchId));
+          if (version) {
+            await tx.update(bookVersions).set({ pageCount: info.pageCount, outline: info.outline }).where(eq(bookVersions.id, version.id));
+            return;
+          }
           await tx.update(books).set({ pageCount: info.pageCount, outline: info.outline, updatedAt: new Date() }).where(eq(books.id, book.id));
         }),
       },
@@ -203,25 +225,37 @@ export async function convertBook(deps: ConvertBookDeps, batchId: string, ctx: J
 
     await warn(result.warnings.map((w) => ({ ...w, page: null })));
     // Keep the PDF the pages came from, for downloads (an office upload's is LibreOffice's output).
-    let pdfKey = book.sourceFormat === 'pdf' ? book.sourceKey : null;
+    let pdfKey = source.sourceFormat === 'pdf' ? source.sourceKey : null;
     if (!pdfKey && result.pdfPath) {
       pdfKey = `${bookPrefix(book.randomId)}${renditionId}/document.pdf`;
       await storage.put(pdfKey, createReadStream(result.pdfPath), { contentType: 'application/pdf' });
     }
-    await lease.write(async (tx) => {
+    const removeKeys = await lease.write(async (tx) => {
       await lease.finish(tx);
       const [finished] = await tx
         .update(uploadBatches)
         .set({ status: 'completed', finishedAt: new Date(), updatedAt: new Date() })
         .where(and(eq(uploadBatches.id, batchId), eq(uploadBatches.status, 'processing')))
         .returning();
-      if (!finished) return;
+      if (!finished) return [];
+      if (version) {
+        // The book's row lock orders this switch with restores and the other versions' switches.
+        const [locked] = await tx.select().from(books).where(eq(books.id, book.id)).for('update');
+        const [ready] = await tx.update(bookVersions).set({ status: 'ready', pageCount: result.pageCount, pdfKey }).where(eq(bookVersions.id, version.id)).returning();
+        if (!locked || !ready) return [];
+        // The later upload wins: a version finishing after a newer one was published stays ready, not current.
+        if (ready.number < locked.currentVersion) return [];
+        const outcome = await publishVersion(tx, locked, ready, { reason: 'upload', kept: deps.versionsKept ?? DEFAULT_VERSIONS_KEPT });
+        return outcome.removeKeys;
+      }
       await tx
         .update(books)
         .set({ pageImagesStatus: 'ready', pageCount: result.pageCount, pdfKey, updatedAt: new Date() })
         .where(eq(books.id, book.id));
       await recordEvent(tx, book.workspaceId, 'flipbook.updated', { book_id: book.randomId, fields: ['page_images_status'], page_images_status: 'ready' });
+      return [];
     });
+    for (const key of removeKeys) await (key.endsWith('/') ? storage.deletePrefix(key) : storage.delete(key)).catch((error: unknown) => ctx.log.warn({ err: error, key }, 'an expired version\'s file could not be deleted'));
     ctx.log.info({ batchId, pages: result.pageCount }, 'book converted');
     return { outcome: 'completed', pages: result.pageCount };
   } catch (error) {
@@ -233,7 +267,17 @@ export async function convertBook(deps: ConvertBookDeps, batchId: string, ctx: J
     // A page written after the cancellation fails on the deleted book before the poll notices: that is a cancellation too,
     // and its files (stored after DELETE removed the book's) go now, since a retry would find no book to clean up after.
     if (cancelled || (await wasCancelled().catch(() => false))) {
-      await storage.deletePrefix(bookPrefix(book.randomId));
+      if (version) {
+        // Only this version's files: the book's current version is untouched.
+        await storage.deletePrefix(`${bookPrefix(book.randomId)}${renditionId}/`);
+        if (version.sourceKey) await storage.delete(version.sourceKey).catch(() => undefined);
+        await db.update(bookVersions).set({ status: 'cancelled' }).where(eq(bookVersions.id, version.id)).catch(() => undefined);
+        // This run may have marked the batch processing after the book's deletion cancelled it: it ends cancelled either way.
+        await db.update(uploadBatches).set({ status: 'cancelled', finishedAt: new Date(), updatedAt: new Date() })
+          .where(and(eq(uploadBatches.id, batchId), inArray(uploadBatches.status, ['queued', 'processing']))).catch(() => undefined);
+      } else {
+        await storage.deletePrefix(bookPrefix(book.randomId));
+      }
       await lease.write((tx) => lease.finish(tx)).catch(() => undefined);
       return { outcome: 'cancelled' };
     }
@@ -255,8 +299,15 @@ export async function convertBook(deps: ConvertBookDeps, batchId: string, ctx: J
         .update(uploadBatches)
         .set({ status: 'failed', error: message, errorCode: code, finishedAt: new Date(), updatedAt: new Date() })
         .where(and(eq(uploadBatches.id, batchId), eq(uploadBatches.status, 'processing')));
-      await tx.update(books).set({ pageImagesStatus: 'failed', updatedAt: new Date() }).where(eq(books.id, book.id));
+      if (version) {
+        // The book stays as it was; this version's pages and files go.
+        await tx.update(bookVersions).set({ status: 'failed' }).where(eq(bookVersions.id, version.id));
+        await tx.delete(bookVersionPages).where(eq(bookVersionPages.versionId, version.id));
+      } else {
+        await tx.update(books).set({ pageImagesStatus: 'failed', updatedAt: new Date() }).where(eq(books.id, book.id));
+      }
     });
+    if (version) await storage.deletePrefix(`${bookPrefix(book.randomId)}${renditionId}/`).catch(() => undefined);
     return { outcome: 'failed' };
   } finally {
     clearInterval(poll);

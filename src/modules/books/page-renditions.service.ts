@@ -35,7 +35,7 @@ import {
   renditionSize,
 } from '../conversion/conversion.service.ts';
 import type { RenderedPage } from '../conversion/conversion.types.ts';
-import { bookPages, books, type StoredPageImage } from './books.tables.ts';
+import { bookPages, bookVersionPages, bookVersions, books, type StoredPageImage } from './books.tables.ts';
 
 /** A page image key: books/<random id>/<rendition>/p<page>-w<width>.<format>. */
 const KEY = /^books\/([A-Za-z0-9_-]{1,64})\/([A-Za-z0-9_-]{1,64})\/p(\d{1,6})-w(\d{1,5})\.(webp|jpeg)$/;
@@ -120,8 +120,24 @@ export class PageRenditionsService implements OnDemandAssets {
       .innerJoin(bookPages, eq(bookPages.bookId, books.id))
       .where(and(eq(books.randomId, randomId!), eq(books.renditionId, renditionId!), eq(bookPages.number, Number(pageText))))
       .limit(1);
-    const entry = found?.images.find((image) => image.key === key && image.onDemand);
-    if (!found || !entry) return null;
+    let source = found?.book;
+    let entry = found?.images.find((image) => image.key === key && image.onDemand);
+    if (!found) {
+      // An earlier version of the book (docs/book-versions.md): a reader opened before the switch zooms into the pages it shows.
+      const [older] = await this.#db
+        .select({ book: books, version: bookVersions, images: bookVersionPages.images })
+        .from(bookVersions)
+        .innerJoin(books, eq(books.id, bookVersions.bookId))
+        .innerJoin(bookVersionPages, eq(bookVersionPages.versionId, bookVersions.id))
+        .where(and(eq(books.randomId, randomId!), eq(bookVersions.renditionId, renditionId!), eq(bookVersionPages.number, Number(pageText))))
+        .limit(1);
+      if (older) {
+        const { version } = older;
+        source = { ...older.book, pdfKey: version.pdfKey, sourceKey: version.sourceKey, sourceFormat: version.sourceFormat, sourcePassword: version.sourcePassword };
+        entry = older.images.find((image) => image.key === key && image.onDemand);
+      }
+    }
+    if (!source || !entry) return null;
     const contentType = format === 'jpeg' ? 'image/jpeg' : 'image/webp';
     let drawing = this.#inFlight.get(key);
     if (!drawing) {
@@ -130,7 +146,7 @@ export class PageRenditionsService implements OnDemandAssets {
     }
     if (!drawing) {
       if (this.#running >= this.#concurrency && this.#waiting.length >= this.#queueLimit) throw ERRORS.rateLimited(2);
-      drawing = this.#draw(found.book, Number(pageText), entry, format as 'webp' | 'jpeg').finally(() => this.#inFlight.delete(key));
+      drawing = this.#draw(source, Number(pageText), entry, format as 'webp' | 'jpeg').finally(() => this.#inFlight.delete(key));
       this.#inFlight.set(key, drawing);
     }
     const body = await drawing;

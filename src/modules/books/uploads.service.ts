@@ -9,7 +9,7 @@ import { mkdir, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import { and, desc, eq, inArray } from 'drizzle-orm';
+import { and, desc, eq, inArray, sql } from 'drizzle-orm';
 import type { Db } from '../../platform/db/database.ts';
 import { ERRORS } from '../../platform/errors.ts';
 import type { JobQueue } from '../../platform/jobs/queue.ts';
@@ -18,7 +18,7 @@ import { sniffDocument } from '../conversion/document-type.ts';
 import { recordEvent } from '../events/events.service.ts';
 import { bookPrefix, type BooksService, type Caller } from './books.service.ts';
 import { DEFAULT_SETTINGS, settingsRevision } from './books.settings.ts';
-import { books, uploadBatches, type BatchRow } from './books.tables.ts';
+import { bookVersions, books, uploadBatches, type BatchRow } from './books.tables.ts';
 import { stripBidiControls } from '../../platform/http/input-guard.ts';
 
 /** URL-safe, unguessable public id (128 bits). */
@@ -72,23 +72,28 @@ export class UploadsService {
     }
   }
 
+  /** What a received file is (422 when it is empty or not a document we convert), and the name it is known by. */
+  async check(input: UploadInput) {
+    const { size } = await stat(input.filePath);
+    if (size === 0) throw ERRORS.validation({ files: ['The file is empty.'] });
+    const sniffed = await sniffDocument(input.filePath, input.originalFilename ?? input.filename);
+    // The reason says what the file is and what to do, once.
+    if (!sniffed.type) throw ERRORS.validation({ files: [sniffed.reason] });
+    // Bidi controls would let a name display as another (`invoice\u202Efdp.exe`): dropped before it names anything.
+    const filename = stripBidiControls(input.originalFilename ?? input.filename) || 'document';
+    return { size, type: sniffed.type, filename };
+  }
+
   /** Checks what the received file is, stores it, and queues its conversion. */
   async upload(caller: Caller, input: UploadInput) {
     const temporary = input.filePath;
     {
-      const { size } = await stat(temporary);
-      if (size === 0) throw ERRORS.validation({ files: ['The file is empty.'] });
-      const sniffed = await sniffDocument(temporary, input.originalFilename ?? input.filename);
-      // The reason says what the file is and what to do, once.
-      if (!sniffed.type) throw ERRORS.validation({ files: [sniffed.reason] });
-      const type = sniffed.type;
+      const { size, type, filename } = await this.check(input);
       const randomId = newRandomId();
       const batchId = `bat_${randomBytes(12).toString('base64url')}`;
       const sourceKey = `${bookPrefix(randomId)}source/original.${type.format}`;
       await this.storage.put(sourceKey, createReadStream(temporary), { contentType: type.mime });
 
-      // Bidi controls would let a name display as another (`invoice\u202Efdp.exe`): dropped before it names anything.
-      const filename = stripBidiControls(input.originalFilename ?? input.filename) || 'document';
       const settings = { ...DEFAULT_SETTINGS, auto_links_enabled: input.autoLinksEnabled ?? DEFAULT_SETTINGS.auto_links_enabled };
       const name = nameFromFilename(filename);
       const now = new Date();
@@ -129,10 +134,21 @@ export class UploadsService {
   }
 
   private async toBatchRecords(caller: Caller, rows: BatchRow[]) {
+    const ids = rows.map((r) => r.id);
     const bookRows = rows.length
-      ? await this.db.select().from(books).where(and(eq(books.workspaceId, caller.workspaceId), inArray(books.batchId, rows.map((r) => r.id))))
+      ? await this.db.select().from(books).where(and(eq(books.workspaceId, caller.workspaceId), inArray(books.batchId, ids)))
       : [];
-    const records = await this.books.toRecords(caller, bookRows);
+    // A new version's batch names the book it replaces the document of.
+    const versionRows = rows.length
+      ? await this.db.select({ batchId: bookVersions.batchId, book: books }).from(bookVersions).innerJoin(books, eq(books.id, bookVersions.bookId))
+        .where(and(eq(books.workspaceId, caller.workspaceId), inArray(bookVersions.batchId, ids), sql`${bookVersions.number} > 1`))
+      : [];
+    const batchOf = new Map<number, string[]>();
+    for (const b of bookRows) batchOf.set(b.id, [b.batchId!]);
+    for (const v of versionRows) batchOf.set(v.book.id, [...(batchOf.get(v.book.id) ?? []), v.batchId!]);
+    const allRows = [...bookRows, ...versionRows.map((v) => v.book).filter((b) => !bookRows.some((r) => r.id === b.id))];
+    const records = await this.books.toRecords(caller, allRows);
+    const byBatch = (batchId: string) => allRows.flatMap((row, i) => (batchOf.get(row.id)?.includes(batchId) ? [records[i]!] : []));
     return rows.map((batch) => ({
       id: batch.id,
       status: batch.status,
@@ -142,7 +158,7 @@ export class UploadsService {
         failed: batch.failedPages,
         pending: Math.max(0, batch.totalPages - batch.completedPages - batch.failedPages),
       },
-      books: records.filter((b) => b.batch_id === batch.id),
+      books: byBatch(batch.id),
       error: batch.error ? { code: batch.errorCode ?? 'conversion_failed', message: batch.error } : null,
       warnings: batch.warnings,
       original_filename: batch.originalFilename,
@@ -181,10 +197,16 @@ export class UploadsService {
         .where(and(eq(uploadBatches.id, current.id), inArray(uploadBatches.status, ACTIVE_BATCH_STATUSES)))
         .returning();
       if (!cancelled) throw ERRORS.conflict(`The batch has already finished (${current.status}); only a batch still converting can be cancelled.`);
+      // A new version's batch: only that version goes (the running job removes its pages and files); the book stays.
+      const [version] = await tx.update(bookVersions).set({ status: 'cancelled' })
+        .where(and(eq(bookVersions.batchId, current.id), sql`${bookVersions.number} > 1`, eq(bookVersions.status, 'converting')))
+        .returning({ sourceKey: bookVersions.sourceKey });
+      if (version) return { versionSource: version.sourceKey };
       const removed = await tx.delete(books).where(and(eq(books.batchId, current.id), eq(books.workspaceId, caller.workspaceId))).returning({ randomId: books.randomId });
-      return removed[0]?.randomId ?? null;
+      return { book: removed[0]?.randomId ?? null };
     });
-    if (cancelledBook) await this.storage.deletePrefix(bookPrefix(cancelledBook));
+    if (cancelledBook.book) await this.storage.deletePrefix(bookPrefix(cancelledBook.book));
+    if (cancelledBook.versionSource) await this.storage.delete(cancelledBook.versionSource);
     return this.getBatch(caller, batchId);
   }
 }

@@ -74,6 +74,8 @@ const ROUTE = { schema: { hide: true }, config: { public: true, unlimited: true 
 /** A reader searching or paging through text by hand stays far below these; a scraper does not. */
 const SEARCH_LIMIT = { bucket: 'reader:search', max: 60, windowMs: 60_000 };
 const TEXT_LIMIT = { bucket: 'reader:text', max: 120, windowMs: 60_000 };
+/** An open reader asks at most every 5 s (client/version.ts): 60 a minute leaves room for a few tabs behind one address. */
+const VERSION_LIMIT = { bucket: 'reader:version', max: 60, windowMs: 60_000 };
 /** One or two per page turn: a reader turning fast stays below it. */
 const TEXT_LAYER_LIMIT = { bucket: 'reader:text-layer', max: 600, windowMs: 60_000 };
 const compressGzip = promisify(gzip);
@@ -247,7 +249,16 @@ export const readerRoutes: FastifyPluginAsync<ReaderRoutesOptions> = async (app,
       throw ERRORS.validation({ from: ['from and to must be page numbers with from <= to.'] });
     }
     reply.header('cache-control', 'private, max-age=60').header('x-robots-tag', 'noindex');
-    return service.text(result.book, from, to);
+    return service.text(result.book, from, to, versionParam(request.query));
+  });
+
+  /** The current version and its page count: an open reader reopens on a new version (client/version.ts, docs/book-versions.md). */
+  app.get('/read/:randomId/version', ROUTE, async (request, reply) => {
+    await limit(request, VERSION_LIMIT);
+    const result = await gate(request, 'text');
+    if (!result.ok) refuseJson(result);
+    reply.header('cache-control', 'no-store').header('x-robots-tag', 'noindex');
+    return { version: result.book.row.currentVersion, page_count: result.book.row.pageCount };
   });
 
   app.get('/read/:randomId/text-layer', ROUTE, async (request, reply) => {
@@ -256,7 +267,7 @@ export const readerRoutes: FastifyPluginAsync<ReaderRoutesOptions> = async (app,
     if (!result.ok) refuseJson(result);
     const page = pageNumber((request.query as { page?: unknown }).page);
     if (page === null) throw ERRORS.validation({ page: ['page must be a page number.'] });
-    const layer = await service.textLayer(result.book, page);
+    const layer = await service.textLayer(result.book, page, versionParam(request.query));
     if (!layer) throw ERRORS.notFound('Page');
     reply.header('cache-control', 'private, max-age=300').header('x-robots-tag', 'noindex');
     return layer;
@@ -314,3 +325,9 @@ export const readerRoutes: FastifyPluginAsync<ReaderRoutesOptions> = async (app,
       .send(body);
   });
 };
+
+/** `v`: the version the reader shows (its data's `ver`), when it sends one; anything else is ignored (the current version). */
+function versionParam(query: unknown): number | undefined {
+  const v = Number((query as { v?: unknown }).v);
+  return Number.isInteger(v) && v >= 1 && v <= 2_147_483_647 ? v : undefined;
+}

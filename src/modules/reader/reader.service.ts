@@ -12,7 +12,7 @@ import { MAX_INTEGER } from '../../platform/db/columns.ts';
 import type { Db } from '../../platform/db/database.ts';
 import type { Storage } from '../../platform/storage/storage.ts';
 import { DEFAULT_SETTINGS, effectiveStatus, readerDefaults } from '../books/books.settings.ts';
-import { bookPages, books, type BookRow, type StoredBookSettings } from '../books/books.tables.ts';
+import { bookPages, bookVersionPages, bookVersions, books, type BookRow, type StoredBookSettings } from '../books/books.tables.ts';
 import type { OutlineEntry, PageLink, TextItem } from '../conversion/conversion.types.ts';
 import { runSeparator } from '../conversion/text-order.ts';
 import { loadReaderLeadForm } from '../analytics/lead-forms.service.ts';
@@ -308,6 +308,7 @@ export class ReaderService {
       snd: settings.sound_enabled,
       wm: settings.watermark?.trim() || null,
       textUntil,
+      ver: row.currentVersion,
     };
     const reader = readerDefaults(settings);
     if (reader.reading_direction === 'rtl') data.dir = 'rtl';
@@ -329,21 +330,43 @@ export class ReaderService {
     return rows;
   }
 
+  /**
+   * The pages of an earlier version, for a reader opened on it before the book switched (`version`, from the reader's data;
+   * docs/book-versions.md): it keeps getting the text of the pages it shows until it reopens on the new version. Null: the current pages.
+   */
+  private olderVersion(book: ReaderBook, version: number | undefined) {
+    if (version === undefined || version === book.row.currentVersion) return null;
+    return sql`(select ${bookVersions.id} from ${bookVersions} where ${bookVersions.bookId} = ${book.row.id} and ${bookVersions.number} = ${version})`;
+  }
+
   /** Plain text of pages from..to (at most TEXT_PAGES_PER_REQUEST). */
-  async text(book: ReaderBook, from: number, to: number): Promise<TextResponse> {
+  async text(book: ReaderBook, from: number, to: number, version?: number): Promise<TextResponse> {
     const first = Math.max(1, Math.floor(from));
     const last = Math.min(Math.floor(to), first + TEXT_PAGES_PER_REQUEST - 1, MAX_INTEGER);
     if (!(last >= first)) return { pages: [] };
+    const older = this.olderVersion(book, version);
+    if (older) {
+      const pages = await this.db
+        .select({ page: bookVersionPages.number, text: bookVersionPages.plainText })
+        .from(bookVersionPages)
+        .where(and(eq(bookVersionPages.versionId, older), gte(bookVersionPages.number, first), lte(bookVersionPages.number, last)))
+        .orderBy(asc(bookVersionPages.number));
+      return { pages };
+    }
     return { pages: await this.pageTexts(book.row.id, first, last) };
   }
 
   /** The positioned text runs of page n (0..1 fractions of the page), for the selectable text layer; null past the end. */
-  async textLayer(book: ReaderBook, page: number): Promise<TextLayerResponse | null> {
-    const [row] = await this.db
-      .select({ text: bookPages.text })
-      .from(bookPages)
-      .where(and(eq(bookPages.bookId, book.row.id), eq(bookPages.number, page)))
-      .limit(1);
+  async textLayer(book: ReaderBook, page: number, version?: number): Promise<TextLayerResponse | null> {
+    const older = this.olderVersion(book, version);
+    const [row] = older
+      ? await this.db.select({ text: bookVersionPages.text }).from(bookVersionPages)
+        .where(and(eq(bookVersionPages.versionId, older), eq(bookVersionPages.number, page))).limit(1)
+      : await this.db
+        .select({ text: bookPages.text })
+        .from(bookPages)
+        .where(and(eq(bookPages.bookId, book.row.id), eq(bookPages.number, page)))
+        .limit(1);
     if (!row) return null;
     return { page, items: row.text.filter((item) => item.text.trim()).map((item) => [round(item.x), round(item.y), round(item.width), round(item.height), item.text]) };
   }

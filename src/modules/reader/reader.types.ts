@@ -56,6 +56,8 @@ export interface ReaderData {
   live?: boolean;
   /** The application's settings preview: the reader sends no events (client/tracking.ts). */
   preview?: true;
+  /** The book's current version (docs/book-versions.md): the reader reopens when it changes (client/version.ts). */
+  ver?: number;
 }
 
 /** A lead form as the reader shows it (lead-forms.service.ts). */

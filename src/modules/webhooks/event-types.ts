@@ -11,7 +11,7 @@
  */
 import { Type, type TSchema } from 'typebox';
 
-export const DOMAIN_EVENT_TYPES = ['flipbook.created', 'flipbook.updated', 'flipbook.deleted', 'subscriber.added'] as const;
+export const DOMAIN_EVENT_TYPES = ['flipbook.created', 'flipbook.updated', 'flipbook.deleted', 'flipbook.version_published', 'subscriber.added'] as const;
 export const INTERACTION_EVENT_TYPES = [
   'session_started', 'page_segment_completed', 'link_clicked', 'document_downloaded', 'lead_form_submitted',
   'form_widget_opened', 'checkout_widget_opened', 'checkout_redirect_clicked', 'session_ended',
@@ -31,6 +31,7 @@ export const EVENT_LABELS: Record<WebhookEventType, string> = {
   'flipbook.created': 'Flipbook created',
   'flipbook.updated': 'Flipbook updated',
   'flipbook.deleted': 'Flipbook deleted',
+  'flipbook.version_published': 'Flipbook version published',
   'subscriber.added': 'Access list entry added',
   session_started: 'Reader session started',
   page_segment_completed: 'Page read (segment completed)',
@@ -53,6 +54,10 @@ const BookEventData = Type.Object({
   fields: Type.Optional(Type.Array(Type.String(), { description: 'flipbook.updated: the fields that changed.' })),
   batch_id: Type.Optional(Type.String({ description: 'flipbook.created: the upload batch.' })),
   name: Type.Optional(Type.String({ description: 'flipbook.created: the document name.' })),
+  version: Type.Optional(Type.Integer({ description: 'flipbook.version_published: the version now current.' })),
+  previous_version: Type.Optional(Type.Integer({ description: 'flipbook.version_published: the version it replaced.' })),
+  page_count: Type.Optional(Type.Integer({ description: 'flipbook.version_published: the new page count.' })),
+  reason: Type.Optional(Type.String({ description: 'flipbook.version_published: `upload` (a new version finished converting) or `restore`.' })),
 }, { additionalProperties: true });
 
 const SubscriberData = Type.Object({
@@ -94,6 +99,7 @@ export function exampleData(type: WebhookEventType | typeof TEST_EVENT_TYPE): Re
     case 'flipbook.created': return { book_id: SAMPLE_BOOK, batch_id: 'bat_sample000000000000', name: 'Spring catalogue.pdf' };
     case 'flipbook.updated': return { book_id: SAMPLE_BOOK, fields: ['status', 'title'] };
     case 'flipbook.deleted': return { book_id: SAMPLE_BOOK };
+    case 'flipbook.version_published': return { book_id: SAMPLE_BOOK, version: 2, previous_version: 1, page_count: 24, reason: 'upload' };
     case 'subscriber.added': return { id: 1, book_id: SAMPLE_BOOK, type: 'email', email: 'reader@example.com', created_at: '2026-03-01T09:30:00.000Z' };
     case 'access_requested':
     case 'access_granted':

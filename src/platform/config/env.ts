@@ -28,6 +28,7 @@ export const EnvSchema = Type.Object({
   BOOTSTRAP_WORKSPACE: Type.Boolean({ default: true, description: 'On first start with an empty database, create a Company workspace and print an all-scope key once.' }),
   BODY_LIMIT_BYTES: Type.Integer({ minimum: 1024, default: 1_048_576, description: 'Largest JSON body accepted.' }),
   UPLOAD_LIMIT_BYTES: Type.Integer({ minimum: 1024, default: 200 * 1024 * 1024, description: 'Largest uploaded document.' }),
+  BOOK_VERSIONS_KEPT: Type.Integer({ minimum: 1, maximum: 1000, default: 10, description: "Versions of a book whose files are kept (the newest, and always the current one); older versions' pages and files are deleted (docs/book-versions.md)." }),
   KONVA_BODY_LIMIT_BYTES: Type.Integer({ minimum: 1024, maximum: 512 * 1024 * 1024, default: 256 * 1024 * 1024, description: 'Largest POST /v1/books/konva body (page images as data URLs); the JSON is held in memory while it is checked, so this bounds that route\'s memory.' }),
   TRUST_PROXY: Type.Boolean({ default: false, description: 'Trust X-Forwarded-* headers (behind a reverse proxy): client IPs for rate limits come from them.' }),
   CORS_ORIGINS: Type.String({ default: '*', description: 'Comma-separated origins allowed to call the API from a browser, or *.' }),

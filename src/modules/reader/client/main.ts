@@ -22,6 +22,7 @@ import { setupEmbed } from './embed.ts';
 import { startTracking } from './tracking.ts';
 import { startLivePrices } from './live-prices.ts';
 import { Zoom } from './zoom.ts';
+import { watchVersion } from './version.ts';
 
 const ANIMATIONS = ['flip', 'scroll_view', 'slide', 'fade', 'zoom', 'flick-through', 'cut'];
 
@@ -67,6 +68,7 @@ function start(): void {
   let autoTimer = 0;
   let playing = false;
   const embedLayout = setupEmbed(data, () => current);
+  const version = watchVersion(data, () => current);
 
   const pageFromHash = (): number | null => {
     const match = /(?:^#|&)page=(\d+)/.exec(location.hash);
@@ -90,6 +92,7 @@ function start(): void {
     root.dataset.visible = visible.join(',');
     tracker.show(visible);
     live?.show(visible);
+    version.turned();
     const atStart = !view?.neighbour(current, -1);
     const atEnd = !view?.neighbour(current, 1);
     prevButton.setAttribute('aria-disabled', String(atStart));

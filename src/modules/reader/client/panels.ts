@@ -194,7 +194,7 @@ export function setupPanels(host: PanelHost): void {
       if (!from || more.disabled) return;
       more.disabled = true;
       try {
-        const answer = await getJson<TextResponse>(`${data.base}/text?from=${from}&to=${from + 49}`);
+        const answer = await getJson<TextResponse>(`${data.base}/text?from=${from}&to=${from + 49}${data.ver ? `&v=${data.ver}` : ''}`);
         for (const page of answer.pages) {
           const section = h('section', 'tp', { 'aria-labelledby': `tp-${page.page}` });
           const heading = section.appendChild(h('h3', '', { id: `tp-${page.page}` }));

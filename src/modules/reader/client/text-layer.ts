@@ -22,7 +22,7 @@ export class TextLayer {
   private load(n: number): Promise<TextLayerResponse | null> {
     let load = this.loads.get(n);
     if (!load) {
-      load = fetch(`${this.data.base}/text-layer?page=${n}`, { headers: { accept: 'application/json' } })
+      load = fetch(`${this.data.base}/text-layer?page=${n}${this.data.ver ? `&v=${this.data.ver}` : ''}`, { headers: { accept: 'application/json' } })
         .then((response) => (response.ok ? (response.json() as Promise<TextLayerResponse>) : null))
         .catch(() => null);
       // A failed load is tried again next time the page shows.

@@ -30,6 +30,7 @@ export interface BatchContext {
   tl?: string;
   embedded?: boolean;
   referrer?: string;
+  ver?: number;
 }
 
 const FLUSH_MS = 10_000;
@@ -85,6 +86,8 @@ export class Tracker {
   constructor(data: ReaderData) {
     this.url = `${data.base}/events`;
     this.preview = data.preview === true;
+    // The version read (docs/book-versions.md): an open reader keeps sending its own after the book switched.
+    if (data.ver) this.context.ver = data.ver;
   }
 
   /** Whether time counts now: tab visible, focused (or embedded), reader not idle. */

@@ -10,9 +10,9 @@ import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { makePdf } from '../documents.ts';
 import { sendMultipart, startService, waitForBatch, type TestService } from '../helpers.ts';
-import { CHROMIUM_SKIP, launchBrowser, openReader, openTab, publishBook, waitForReader, type ReaderTab } from './browser.ts';
+import { BROWSER_SKIP, launchBrowser, openReader, openTab, publishBook, waitForReader, type ReaderTab } from './browser.ts';
 
-describe('a reader through a new version of its book', { skip: CHROMIUM_SKIP }, () => {
+describe('a reader through a new version of its book', { skip: BROWSER_SKIP }, () => {
   let svc: TestService;
   let key: string;
   let browser: Browser;

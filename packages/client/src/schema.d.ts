@@ -5033,7 +5033,7 @@ export interface components {
          *     }
          */
         ConversionWarning: {
-            /** @description `image_too_large`, `image_damaged`, `page_failed`, `fonts_substituted`, … */
+            /** @description `image_too_large`, `image_damaged`, `font_not_drawn`, `page_failed`, `fonts_substituted`, … */
             code: string;
             /** @description Written for the person who uploaded the file: what is missing and what to do. */
             message: string;
@@ -5069,7 +5069,7 @@ export interface components {
                 /** @description Written for the person who uploaded the file. */
                 message: string;
             } | null;
-            /** @description What the conversion could not reproduce faithfully, while the batch still completed: content left out of a page (`image_too_large`, `image_damaged`), pages delivered blank (`page_failed`), fonts the document asks for that this server does not have (`fonts_substituted`); for books made from content, a product image drawn as a placeholder (`image_unavailable`) and item keys the catalog does not hold (`items_missing`). Empty when the pages are faithful. At most 100 entries. */
+            /** @description What the conversion could not reproduce faithfully, while the batch still completed: content left out of a page (`image_too_large`, `image_damaged`; `font_not_drawn`: text in a font the renderer could not draw), pages delivered blank (`page_failed`), fonts the document asks for that this server does not have (`fonts_substituted`); for books made from content, a product image drawn as a placeholder (`image_unavailable`) and item keys the catalog does not hold (`items_missing`). Empty when the pages are faithful. At most 100 entries. */
             warnings: components["schemas"]["ConversionWarning"][];
             original_filename: string | null;
             source_format: string | null;

@@ -157,7 +157,7 @@ export const UploadBatch = Type.Object(
     error: Nullable(Type.Object({ code: Type.String(), message: Type.String({ description: 'Written for the person who uploaded the file.' }) })),
     warnings: Type.Array(Type.Ref('ConversionWarning'), {
       description:
-        'What the conversion could not reproduce faithfully, while the batch still completed: content left out of a page (`image_too_large`, `image_damaged`), ' +
+        'What the conversion could not reproduce faithfully, while the batch still completed: content left out of a page (`image_too_large`, `image_damaged`; `font_not_drawn`: text in a font the renderer could not draw), ' +
         'pages delivered blank (`page_failed`), fonts the document asks for that this server does not have (`fonts_substituted`); for books made from content, a product image drawn as a placeholder (`image_unavailable`) and item keys the catalog does not hold (`items_missing`). ' +
         'Empty when the pages are faithful. At most 100 entries.',
     }),
@@ -183,7 +183,7 @@ export const UploadBody = Type.Object({
 
 export const ConversionWarning = Type.Object(
   {
-    code: Type.String({ description: '`image_too_large`, `image_damaged`, `page_failed`, `fonts_substituted`, …' }),
+    code: Type.String({ description: '`image_too_large`, `image_damaged`, `font_not_drawn`, `page_failed`, `fonts_substituted`, …' }),
     message: Type.String({ description: 'Written for the person who uploaded the file: what is missing and what to do.' }),
     page: Nullable(Type.Integer({ description: 'The page concerned; null for the whole document.' })),
   },

@@ -10,7 +10,7 @@ import { Page } from '../components/page.tsx';
 import { Table } from '../components/table.tsx';
 import { formatDateTime } from '../format.ts';
 import { duration, rangeHref } from './range.ts';
-import { Figures, Problems, RangeBar, ReadingNow, ViewsOverTime, Wait, callWhole, useQuery, useRange } from './widgets.tsx';
+import { Headline, Problems, Wait, callWhole, useQuery, useRange } from './widgets.tsx';
 
 const EXPORTS = [
   ['analytics', 'Daily summary'], ['interaction-events', 'Interaction events'], ['audit-log', 'Audit log'], ['access-audit', 'Access audit'],
@@ -40,15 +40,7 @@ export default function BookAnalytics() {
       <Problems problem={book.problem} what="book" />
       {planned ? <Problems problem={summary.problem} what="figures" /> : (
         <>
-          <RangeBar state={state} onChange={setState} timeZone={summary.data?.meta.time_zone} />
-          <ReadingNow bookId={bookId} excludeTeam={state.excludeTeam} />
-          <div aria-live="polite" aria-busy={summary.loading}>
-            <Wait loading={summary.loading && !summary.data} what="figures" />
-            <Problems problem={summary.problem} what="figures" />
-            {summary.data && <Figures current={summary.data.data} previous={summary.data.meta.previous} />}
-          </div>
-          <Problems problem={series.problem} what="views over time" />
-          {series.data && <ViewsOverTime buckets={series.data.data} interval={series.data.meta.interval} today={series.data.meta.today} />}
+          <Headline state={state} onChange={setState} bookId={bookId} summary={summary} series={series} />
 
           <section class="card" aria-labelledby="attention">
             <h2 id="attention">Per-page attention</h2>

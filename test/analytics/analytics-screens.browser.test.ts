@@ -12,8 +12,11 @@ import { readFile } from 'node:fs/promises';
 import { after, before, describe, it } from 'node:test';
 import { eq } from 'drizzle-orm';
 import type { Browser, Page } from 'playwright-core';
+import sharp from 'sharp';
 import { leads } from '../../src/modules/analytics/analytics.tables.ts';
-import { duration } from '../../src/web/analytics/range.ts';
+import { bookPages } from '../../src/modules/books/books.tables.ts';
+import { dropOffSummary, duration, reachOf } from '../../src/web/analytics/range.ts';
+import { makePng } from '../documents.ts';
 import { insertBook } from '../factories.ts';
 import { assertAccessible, heading, launchWebBrowser, openApp, personIn, signInThroughScreen, startWebService, WEB_SKIP, type WebService } from '../web/web-browser.ts';
 import { insertLead, insertLink, insertViewer, insertVisit } from './analytics-seed.ts';
@@ -34,6 +37,15 @@ describe('analytics screens', { skip: WEB_SKIP }, () => {
     await personIn(svc, ws.id, 'owner@acme.example', 'owner');
     await personIn(svc, ws.id, 'viewer@acme.example', 'viewer');
     book = await insertBook(svc, ws.id, { status: 'publish', pageCount: 4, name: 'Spring catalogue' });
+    // The pages listing's 320 px renditions, real images in storage (the per-page attention shows them).
+    for (let n = 1; n <= 4; n++) {
+      const key = `books/${book.randomId}/test/p${n}-w320.webp`;
+      await svc.runtime.storage.put(key, await sharp(await makePng(320, 452)).webp().toBuffer(), { contentType: 'image/webp' });
+      await svc.runtime.database.db.insert(bookPages).values({
+        bookId: book.id, number: n, widthPt: 595, heightPt: 842, text: [], links: [],
+        images: [{ width: 320, height: 452, key, bytes: 1 }],
+      });
+    }
     const link = await insertLink(svc, ws.id, book.id, 'March newsletter', 'march');
     const alice = await insertViewer(svc, ws.id, 'alice@example.com');
     const owner = await insertViewer(svc, ws.id, 'owner@acme.example');
@@ -137,6 +149,24 @@ describe('analytics screens', { skip: WEB_SKIP }, () => {
         String(p.page_number), String(p.unique_readers), `${Math.round((p.unique_readers! / bookSummary.data.unique_readers) * 100)} %`,
         duration(p.avg_active_seconds_per_reader!), duration(p.median_active_seconds_per_segment!), String(p.total_segments),
       ]));
+
+      // Per-page attention: each page's 320 px thumbnail (loaded), its numbers on hover being the API's, the drop-off summary from the same answer.
+      const listing = await svc.request('GET', `/v1/books/${book.randomId}/pages`, { key: ws.key });
+      const tiles = page.locator('[data-page-tile]');
+      await tiles.first().locator('img').waitFor();
+      for (const tile of await tiles.all()) await tile.scrollIntoViewIfNeeded();
+      await page.waitForFunction(() => [...document.querySelectorAll('[data-page-tile] img')].every((i) => (i as HTMLImageElement).complete && (i as HTMLImageElement).naturalWidth > 0));
+      const shownTiles = await tiles.evaluateAll((lis) => lis.map((li) => ({ src: li.querySelector('img')!.getAttribute('src'), title: li.getAttribute('title') })));
+      const visits = bookSummary.data.unique_readers as number;
+      assert.deepEqual(shownTiles, listing.body.data.map((l: { number: number; images: { width: number; url: string }[] }) => {
+        const p = pages.data.find((r: { page_number: number }) => r.page_number === l.number);
+        return {
+          src: l.images.find((i) => i.width === 320)!.url,
+          title: `Page ${l.number}: ${duration(p?.avg_active_seconds_per_reader ?? 0)} per reader, reach ${reachOf(p?.unique_readers ?? 0, visits)} %, ${p?.unique_readers ?? 0} readers, ${p?.total_segments ?? 0} views`,
+        };
+      }));
+      const reach = listing.body.data.map((l: { number: number }) => ({ page: l.number, reach: reachOf(pages.data.find((r: { page_number: number }) => r.page_number === l.number)?.unique_readers ?? 0, visits) }));
+      assert.equal(await page.locator('[data-drop-off]').textContent(), dropOffSummary(reach));
       await assertAccessible(page, 'Book analytics');
 
       // An export of the range downloads as CSV with the API's rows.

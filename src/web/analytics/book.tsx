@@ -9,8 +9,9 @@ import { client } from '../api.ts';
 import { Page } from '../components/page.tsx';
 import { Table } from '../components/table.tsx';
 import { formatDateTime } from '../format.ts';
+import { PageAttention } from './attention.tsx';
 import { duration, rangeHref } from './range.ts';
-import { Headline, Problems, Wait, callWhole, useQuery, useRange } from './widgets.tsx';
+import { Headline, Problems, callWhole, useQuery, useRange } from './widgets.tsx';
 
 const EXPORTS = [
   ['analytics', 'Daily summary'], ['interaction-events', 'Interaction events'], ['audit-log', 'Audit log'], ['access-audit', 'Access audit'],
@@ -31,8 +32,6 @@ export default function BookAnalytics() {
   const title = book.data ? `Analytics: ${book.data.data.name}` : 'Book analytics';
   const planned = summary.problem?.type === 'PlanRestrictionException';
   const visits = summary.data?.data.unique_readers ?? 0;
-  const pageRows = pages.data?.data ?? [];
-  const maxAvg = Math.max(1, ...pageRows.map((p) => p.avg_active_ms_per_reader));
   const exportQuery = new URLSearchParams({ date: state.date, ...(state.excludeTeam ? { exclude_team: 'true' } : {}) }).toString();
   return (
     <Page title={title}>
@@ -42,44 +41,7 @@ export default function BookAnalytics() {
         <>
           <Headline state={state} onChange={setState} bookId={bookId} summary={summary} series={series} />
 
-          <section class="card" aria-labelledby="attention">
-            <h2 id="attention">Per-page attention</h2>
-            <Problems problem={pages.problem} what="pages" />
-            <Wait loading={pages.loading && !pages.data} what="pages" />
-            {pages.data && (
-              <>
-                <p>Each page is shaded by its average active time per reader (darker: longer); the bar under it is its reach, the share of readers who spent time on it. The table below has every number.</p>
-                <ol class="analytics-pages" aria-label="Pages">
-                  {pageRows.map((p) => {
-                    const reach = visits > 0 ? Math.round((p.unique_readers / visits) * 100) : 0;
-                    return (
-                      <li key={p.page_number} class="analytics-page" style={{ '--attention': String(p.avg_active_ms_per_reader / maxAvg) }} title={`Page ${p.page_number}: ${duration(p.avg_active_seconds_per_reader)} per reader, reach ${reach} %`}>
-                        <span class="analytics-page-number">Page {p.page_number}</span>
-                        <span class="analytics-page-time">{duration(p.avg_active_seconds_per_reader)}</span>
-                        <span class="analytics-reach" aria-hidden="true"><span style={{ width: `${Math.min(100, reach)}%` }} /></span>
-                        <span class="analytics-page-reach">reach {reach} %</span>
-                      </li>
-                    );
-                  })}
-                </ol>
-                <Table
-                  caption="Page performance"
-                  head={<tr><th scope="col">Page</th><th scope="col">Readers</th><th scope="col">Reach</th><th scope="col">Time per reader</th><th scope="col">Median per view</th><th scope="col">Views</th></tr>}
-                >
-                  {pageRows.map((p) => (
-                    <tr key={p.page_number} data-page={p.page_number}>
-                      <th scope="row">{p.page_number}</th>
-                      <td>{p.unique_readers}</td>
-                      <td>{visits > 0 ? Math.round((p.unique_readers / visits) * 100) : 0} %</td>
-                      <td>{duration(p.avg_active_seconds_per_reader)}</td>
-                      <td>{duration(p.median_active_seconds_per_segment)}</td>
-                      <td>{p.total_segments}</td>
-                    </tr>
-                  ))}
-                </Table>
-              </>
-            )}
-          </section>
+          <PageAttention bookId={bookId} pages={pages} visits={visits} />
 
           <section class="card" aria-labelledby="readers">
             <h2 id="readers">Readers</h2>

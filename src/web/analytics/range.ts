@@ -63,3 +63,22 @@ export function duration(seconds: number): string {
   if (minutes < 60) return `${minutes} min ${s % 60} s`;
   return `${Math.floor(minutes / 60)} h ${minutes % 60} min`;
 }
+
+/** Whole per cent of `readers` among `visits` (0 without visits). */
+export function reachOf(readers: number, visits: number): number {
+  return visits > 0 ? Math.round((readers / visits) * 100) : 0;
+}
+
+/** "Page 1 is reached by 100 %, the last page (4) by 33 %; the largest drop is after page 2 (67 % to 33 %)." */
+export function dropOffSummary(rows: { page: number; reach: number }[]): string {
+  if (rows.length === 0) return 'No page was read in this range.';
+  const first = rows[0]!;
+  const last = rows.at(-1)!;
+  let drop: { after: number; from: number; to: number } | null = null;
+  for (let i = 1; i < rows.length; i++) {
+    const fall = rows[i - 1]!.reach - rows[i]!.reach;
+    if (fall > 0 && (!drop || fall > drop.from - drop.to)) drop = { after: rows[i - 1]!.page, from: rows[i - 1]!.reach, to: rows[i]!.reach };
+  }
+  const ends = rows.length === 1 ? `Page ${first.page} is reached by ${first.reach} %` : `Page ${first.page} is reached by ${first.reach} %, the last page (${last.page}) by ${last.reach} %`;
+  return drop ? `${ends}; the largest drop is after page ${drop.after} (${drop.from} % to ${drop.to} %).` : `${ends}; no page loses readers to the next.`;
+}

@@ -15,7 +15,7 @@ import type { Browser, Page } from 'playwright-core';
 import sharp from 'sharp';
 import { leads } from '../../src/modules/analytics/analytics.tables.ts';
 import { bookPages } from '../../src/modules/books/books.tables.ts';
-import { dropOffSummary, duration, reachOf } from '../../src/web/analytics/range.ts';
+import { dropOffSummary, duration, flowSummary, reachOf } from '../../src/web/analytics/range.ts';
 import { makePng } from '../documents.ts';
 import { insertBook } from '../factories.ts';
 import { assertAccessible, heading, launchWebBrowser, openApp, personIn, signInThroughScreen, startWebService, WEB_SKIP, type WebService } from '../web/web-browser.ts';
@@ -167,6 +167,15 @@ describe('analytics screens', { skip: WEB_SKIP }, () => {
       }));
       const reach = listing.body.data.map((l: { number: number }) => ({ page: l.number, reach: reachOf(pages.data.find((r: { page_number: number }) => r.page_number === l.number)?.unique_readers ?? 0, visits) }));
       assert.equal(await page.locator('[data-drop-off]').textContent(), dropOffSummary(reach));
+
+      // Reading flow: the summary and both tables are the book-flow answer for the same filter.
+      const flow = await api('book-flow', { date: RANGE, exclude_team: true, book_id: book.randomId });
+      assert.ok(flow.data.transitions.length > 0);
+      await page.locator('[data-flow-summary]').waitFor();
+      assert.equal(await page.locator('[data-flow-summary]').textContent(), flowSummary(flow.meta.visits, flow.data));
+      const cells = (name: string) => page.getByRole('table', { name }).locator('tbody tr').evaluateAll((trs) => trs.map((tr) => [...tr.children].map((c) => Number(c.textContent))));
+      assert.deepEqual(await cells('Most common moves between pages'), flow.data.transitions.slice(0, 20).map((t: Record<string, number>) => [t.from_page, t.to_page, t.count, t.readers]));
+      assert.deepEqual(await cells('Entries and exits by page'), flow.data.pages.filter((p: Record<string, number>) => p.views! + p.entries! + p.exits! > 0).map((p: Record<string, number>) => [p.page_number, p.views, p.entries, p.exits]));
       await assertAccessible(page, 'Book analytics');
 
       // An export of the range downloads as CSV with the API's rows.

@@ -10,6 +10,7 @@ import { Page } from '../components/page.tsx';
 import { Table } from '../components/table.tsx';
 import { formatDateTime } from '../format.ts';
 import { PageAttention } from './attention.tsx';
+import { ReadingFlow } from './flow.tsx';
 import { duration, rangeHref } from './range.ts';
 import { Headline, Problems, callWhole, useQuery, useRange } from './widgets.tsx';
 
@@ -42,6 +43,8 @@ export default function BookAnalytics() {
           <Headline state={state} onChange={setState} bookId={bookId} summary={summary} series={series} />
 
           <PageAttention bookId={bookId} pages={pages} visits={visits} />
+
+          <ReadingFlow query={query} />
 
           <section class="card" aria-labelledby="readers">
             <h2 id="readers">Readers</h2>

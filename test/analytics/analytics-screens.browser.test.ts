@@ -22,6 +22,8 @@ import { assertAccessible, heading, launchWebBrowser, openApp, personIn, signInT
 import { insertLead, insertLink, insertViewer, insertVisit } from './analytics-seed.ts';
 
 const RANGE = '2026-03-02,2026-03-04';
+/** The workspace's zone: the book screen asks the book operations (UTC by default) for its days. */
+const TZ = 'Asia/Tokyo';
 const BROWSER_UA = 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36';
 const LIVE = crypto.randomUUID();
 
@@ -30,6 +32,7 @@ describe('analytics screens', { skip: WEB_SKIP }, () => {
   let browser: Browser;
   let ws: { id: number; key: string };
   let book: Awaited<ReturnType<typeof insertBook>>;
+  let alice: number;
 
   before(async () => {
     svc = await startWebService();
@@ -47,7 +50,7 @@ describe('analytics screens', { skip: WEB_SKIP }, () => {
       });
     }
     const link = await insertLink(svc, ws.id, book.id, 'March newsletter', 'march');
-    const alice = await insertViewer(svc, ws.id, 'alice@example.com');
+    alice = await insertViewer(svc, ws.id, 'alice@example.com');
     const owner = await insertViewer(svc, ws.id, 'owner@acme.example');
     // 23:30 UTC on 1 March is 2 March in Tokyo: inside the range there, outside it in UTC.
     await insertVisit(svc, book, { session: 's1', viewerId: alice, linkId: link, at: new Date('2026-03-01T23:30:00Z'), pages: [[1, 4000], [2, 9000], [3, 2000]], clicks: 1 });
@@ -56,7 +59,7 @@ describe('analytics screens', { skip: WEB_SKIP }, () => {
     await insertVisit(svc, book, { session: 's4', viewerId: alice, linkId: null, at: new Date('2026-02-27T09:00:00Z'), pages: [[1, 2000]] });
     const lead = await insertLead(svc, book, { name: 'Alice', email: 'alice@example.com', at: new Date('2026-03-02T11:00:00Z') });
     await svc.runtime.database.db.update(leads).set({ viewerId: alice }).where(eq(leads.id, lead.id));
-    const set = await svc.request('PATCH', '/v1/analytics/settings', { key: ws.key, body: { time_zone: 'Asia/Tokyo' } });
+    const set = await svc.request('PATCH', '/v1/analytics/settings', { key: ws.key, body: { time_zone: TZ } });
     assert.equal(set.status, 200);
     browser = await launchWebBrowser();
   });
@@ -141,7 +144,7 @@ describe('analytics screens', { skip: WEB_SKIP }, () => {
       await heading(page, 'Analytics: Spring catalogue');
       const bookSummary = await api('summary', { date: RANGE, exclude_team: true, book_id: book.randomId });
       await waitForFigures(page, expectedFigures(bookSummary));
-      const pages = await api('page-performance', { date: RANGE, exclude_team: true, book_id: book.randomId });
+      const pages = await api('page-performance', { tz: TZ, date: RANGE, exclude_team: true, book_id: book.randomId });
       const table = page.getByRole('table', { name: 'Page performance' });
       await table.waitFor();
       const shownPages = await table.locator('tbody tr').evaluateAll((trs) => trs.map((tr) => [...tr.children].map((c) => c.textContent)));
@@ -169,7 +172,7 @@ describe('analytics screens', { skip: WEB_SKIP }, () => {
       assert.equal(await page.locator('[data-drop-off]').textContent(), dropOffSummary(reach));
 
       // Reading flow: the summary and both tables are the book-flow answer for the same filter.
-      const flow = await api('book-flow', { date: RANGE, exclude_team: true, book_id: book.randomId });
+      const flow = await api('book-flow', { tz: TZ, date: RANGE, exclude_team: true, book_id: book.randomId });
       assert.ok(flow.data.transitions.length > 0);
       await page.locator('[data-flow-summary]').waitFor();
       assert.equal(await page.locator('[data-flow-summary]').textContent(), flowSummary(flow.meta.visits, flow.data));
@@ -177,6 +180,54 @@ describe('analytics screens', { skip: WEB_SKIP }, () => {
       assert.deepEqual(await cells('Most common moves between pages'), flow.data.transitions.slice(0, 20).map((t: Record<string, number>) => [t.from_page, t.to_page, t.count, t.readers]));
       assert.deepEqual(await cells('Entries and exits by page'), flow.data.pages.filter((p: Record<string, number>) => p.views! + p.entries! + p.exits! > 0).map((p: Record<string, number>) => [p.page_number, p.views, p.entries, p.exits]));
       await assertAccessible(page, 'Book analytics');
+
+      // Readers → journey, by keyboard: the button of Alice's row opens her journey (focus on its heading), every figure the API's.
+      const readers = await api('readers', { tz: TZ, date: RANGE, exclude_team: true, book_id: book.randomId, include_anonymous: true, limit: 50 });
+      assert.deepEqual(await page.locator('[data-reader] th').allTextContents(), readers.data.map((r: { viewer_email: string | null; session_id: string | null }) => r.viewer_email ?? `Anonymous visit ${r.session_id!.slice(0, 8)}`));
+      const opener = page.getByRole('button', { name: 'Journey of alice@example.com' });
+      await opener.focus();
+      await page.keyboard.press('Enter');
+      const journeyHeading = page.getByRole('heading', { name: 'Journey of alice@example.com' });
+      await journeyHeading.waitFor();
+      await page.waitForFunction(() => document.activeElement?.id === 'journey');
+      const journey = await api('reader-journey', { tz: TZ, viewer_id: alice, date: RANGE });
+      const summary = page.locator('[data-journey-summary]');
+      await summary.waitFor();
+      const agg = journey.data.aggregates;
+      assert.equal(await summary.textContent(), `alice@example.com read ${agg.total_books} ${agg.total_books === '1' ? 'book' : 'books'} in this range: ${agg.total_pages_viewed} pages, ${duration(Number(agg.total_duration_seconds))}, engagement ${agg.overall_engagement_score}.`);
+      const rowsOf = (name: string, columns: number) => page.getByRole('table', { name }).locator('tbody tr').evaluateAll((trs, n) => trs.map((tr) => [...tr.children].slice(0, n).map((c) => c.textContent)), columns);
+      assert.deepEqual(await rowsOf('Books read', 5), journey.data.books.map((b: Record<string, string>) => [b.title, b.visits, b.pages_viewed, duration(Number(b.duration_seconds)), b.engagement_score]));
+      const readerPages = await api('reader-pages', { tz: TZ, date: RANGE, exclude_team: true, book_id: book.randomId, viewer_id: alice });
+      assert.ok(readerPages.data.length > 0);
+      assert.deepEqual(await rowsOf('Time on each page of this book', 4), readerPages.data.map((p: Record<string, number>) => [String(p.page_number), duration(p.total_active_seconds!), String(p.segments), duration(p.avg_active_seconds_per_segment!)]));
+      const visitsOf = await api('book-view-events', { tz: TZ, date: RANGE, exclude_team: true, book_id: book.randomId, viewer_id: alice, limit: 50 });
+      const visitButtons = page.getByRole('button', { name: /^Visit of / });
+      await visitButtons.first().waitFor();
+      assert.equal(await visitButtons.count(), visitsOf.data.length);
+      await visitButtons.first().focus();
+      await page.keyboard.press('Enter');
+      const session = await svc.request('GET', '/v1/analytics/reading-session-pages', { key: ws.key, query: { book_id: book.randomId, view_event_id: visitsOf.data[0].id } });
+      assert.equal(session.status, 200);
+      const visitTable = page.getByRole('table', { name: 'Pages of the visit, in order' });
+      await visitTable.waitFor();
+      assert.deepEqual(await rowsOf('Pages of the visit, in order', 3), session.body.data.map((p: Record<string, number>) => [String(p.position), String(p.page_number), duration(p.active_seconds!)]));
+      await assertAccessible(page, 'Book analytics with a reader\'s journey');
+      // Closing it gives the focus back to the row's button.
+      await page.getByRole('button', { name: 'Close journey' }).focus();
+      await page.keyboard.press('Enter');
+      await journeyHeading.waitFor({ state: 'detached' });
+      await page.waitForFunction(() => document.activeElement?.getAttribute('data-opens')?.startsWith('v') === true);
+
+      // An anonymous visit's journey: its books (reader-journey by session); per-page detail is the identified readers'.
+      const anonymous = readers.data.find((r: { viewer_id: number | null }) => r.viewer_id === null);
+      assert.ok(anonymous);
+      const anonymousName = `Anonymous visit ${anonymous.session_id.slice(0, 8)}`;
+      await page.getByRole('button', { name: `Journey of ${anonymousName}` }).click();
+      await page.getByRole('heading', { name: `Journey of ${anonymousName}` }).waitFor();
+      const anonymousJourney = await api('reader-journey', { tz: TZ, session_id: anonymous.session_id, date: RANGE });
+      await page.getByRole('table', { name: 'Books read' }).waitFor();
+      assert.deepEqual(await rowsOf('Books read', 5), anonymousJourney.data.books.map((b: Record<string, string>) => [b.title, b.visits, b.pages_viewed, duration(Number(b.duration_seconds)), b.engagement_score]));
+      await page.locator('[data-anonymous-note]').waitFor();
 
       // An export of the range downloads as CSV with the API's rows.
       const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('link', { name: 'Page performance (CSV)' }).click()]);

@@ -7,7 +7,7 @@
 import { client, call } from '../api.ts';
 import { Table } from '../components/table.tsx';
 import { dropOffSummary, duration, reachOf } from './range.ts';
-import { Problems, Wait, useQuery, type Loaded } from './widgets.tsx';
+import { Problems, Wait, callWhole, useQuery, type BookQuery } from './widgets.tsx';
 
 export interface PageFigures {
   page_number: number;
@@ -18,7 +18,9 @@ export interface PageFigures {
   total_segments: number;
 }
 
-export function PageAttention({ bookId, pages, visits }: { bookId: string; pages: Loaded<{ data: PageFigures[] }>; visits: number }) {
+export function PageAttention({ query, visits }: { query: BookQuery; visits: number }) {
+  const bookId = query.book_id;
+  const pages = useQuery(`p${JSON.stringify(query)}`, () => callWhole(client.GET('/v1/analytics/page-performance', { params: { query } })));
   // The thumbnails: the first 200 pages (the listing's largest page); later pages show their number alone.
   const listing = useQuery(`pages${bookId}`, () => call(client.GET('/v1/books/{book}/pages', { params: { path: { book: bookId }, query: { limit: 200 } } })));
   const pageRows = pages.data?.data ?? [];

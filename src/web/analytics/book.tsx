@@ -7,11 +7,10 @@
 import { useRoute } from 'preact-iso/router';
 import { client } from '../api.ts';
 import { Page } from '../components/page.tsx';
-import { Table } from '../components/table.tsx';
-import { formatDateTime } from '../format.ts';
 import { PageAttention } from './attention.tsx';
 import { ReadingFlow } from './flow.tsx';
-import { duration, rangeHref } from './range.ts';
+import { Readers } from './journey.tsx';
+import { rangeHref } from './range.ts';
 import { Headline, Problems, callWhole, useQuery, useRange } from './widgets.tsx';
 
 const EXPORTS = [
@@ -28,12 +27,14 @@ export default function BookAnalytics() {
   const book = useQuery(`book${bookId}`, () => callWhole(client.GET('/v1/books/{book}', { params: { path: { book: bookId } } })));
   const summary = useQuery(`s${key}`, () => callWhole(client.GET('/v1/analytics/summary', { params: { query } })));
   const series = useQuery(`v${key}`, () => callWhole(client.GET('/v1/analytics/views-over-time', { params: { query } })));
-  const pages = useQuery(`p${key}`, () => callWhole(client.GET('/v1/analytics/page-performance', { params: { query } })));
-  const readers = useQuery(`r${key}`, () => callWhole(client.GET('/v1/analytics/readers', { params: { query: { ...query, include_anonymous: true, limit: 50 } } })));
   const title = book.data ? `Analytics: ${book.data.data.name}` : 'Book analytics';
   const planned = summary.problem?.type === 'PlanRestrictionException';
   const visits = summary.data?.data.unique_readers ?? 0;
-  const exportQuery = new URLSearchParams({ date: state.date, ...(state.excludeTeam ? { exclude_team: 'true' } : {}) }).toString();
+  // The book operations default to UTC days (as documented for API clients); the screen asks for the
+  // workspace's zone, which the summary names, so every section counts the same days as the figures.
+  const timeZone = summary.data?.meta.time_zone;
+  const bookQuery = timeZone ? { ...query, tz: timeZone } : null;
+  const exportQuery = new URLSearchParams({ date: state.date, ...(timeZone ? { tz: timeZone } : {}), ...(state.excludeTeam ? { exclude_team: 'true' } : {}) }).toString();
   return (
     <Page title={title}>
       <p><a href={rangeHref('/app/analytics', state)}>All analytics</a></p>
@@ -42,28 +43,13 @@ export default function BookAnalytics() {
         <>
           <Headline state={state} onChange={setState} bookId={bookId} summary={summary} series={series} />
 
-          <PageAttention bookId={bookId} pages={pages} visits={visits} />
-
-          <ReadingFlow query={query} />
-
-          <section class="card" aria-labelledby="readers">
-            <h2 id="readers">Readers</h2>
-            <Problems problem={readers.problem} what="readers" />
-            {readers.data && (readers.data.data.length === 0 ? <p class="empty">Nobody read this book in this range.</p> : (
-              <Table caption="Readers, latest visit first" hideCaption head={<tr><th scope="col">Reader</th><th scope="col">Visits</th><th scope="col">Pages</th><th scope="col">Reading time</th><th scope="col">Engagement</th><th scope="col">Last visit</th></tr>}>
-                {readers.data.data.map((r) => (
-                  <tr key={r.viewer_id ?? r.session_id}>
-                    <th scope="row">{r.viewer_email ?? 'Anonymous visit'}</th>
-                    <td>{r.visits}</td>
-                    <td>{r.pages_viewed}</td>
-                    <td>{duration(r.duration_seconds)}</td>
-                    <td>{r.engagement_score}</td>
-                    <td>{formatDateTime(r.last_visit_at)}</td>
-                  </tr>
-                ))}
-              </Table>
-            ))}
-          </section>
+          {bookQuery && (
+            <>
+              <PageAttention query={bookQuery} visits={visits} />
+              <ReadingFlow query={bookQuery} />
+              <Readers query={bookQuery} />
+            </>
+          )}
 
           <section class="card" aria-labelledby="exports">
             <h2 id="exports">Exports</h2>

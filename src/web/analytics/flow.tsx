@@ -6,12 +6,12 @@
 import { client } from '../api.ts';
 import { Table } from '../components/table.tsx';
 import { flowSummary } from './range.ts';
-import { Problems, Wait, callWhole, useQuery } from './widgets.tsx';
+import { Problems, Wait, callWhole, useQuery, type BookQuery } from './widgets.tsx';
 
 /** The moves shown; the API lists every one, most frequent first. */
 export const FLOW_MOVES_SHOWN = 20;
 
-export function ReadingFlow({ query }: { query: { date: string; exclude_team: boolean; book_id: string } }) {
+export function ReadingFlow({ query }: { query: BookQuery }) {
   const flow = useQuery(`f${JSON.stringify(query)}`, () => callWhole(client.GET('/v1/analytics/book-flow', { params: { query } })));
   const data = flow.data?.data;
   const pages = (data?.pages ?? []).filter((p) => p.views > 0 || p.entries > 0 || p.exits > 0);

@@ -15,6 +15,14 @@ import { Select } from '../components/select.tsx';
 import { Table } from '../components/table.tsx';
 import { PRESETS, change, customDays, duration, rangeHref, rangeLabel, readRange, type RangeState } from './range.ts';
 
+/** What a book's sections ask the book operations: the range, the switch, and the workspace's time zone. */
+export interface BookQuery {
+  date: string;
+  exclude_team: boolean;
+  book_id: string;
+  tz: string;
+}
+
 export interface Loaded<T> {
   data: T | undefined;
   problem: Problem | null;

@@ -15,11 +15,11 @@ import type { Browser, Page } from 'playwright-core';
 import sharp from 'sharp';
 import { leads } from '../../src/modules/analytics/analytics.tables.ts';
 import { bookPages } from '../../src/modules/books/books.tables.ts';
-import { dropOffSummary, duration, flowSummary, reachOf } from '../../src/web/analytics/range.ts';
+import { dropOffSummary, duration, eventLabel, flowSummary, reachOf } from '../../src/web/analytics/range.ts';
 import { makePng } from '../documents.ts';
 import { insertBook } from '../factories.ts';
 import { assertAccessible, heading, launchWebBrowser, openApp, personIn, signInThroughScreen, startWebService, WEB_SKIP, type WebService } from '../web/web-browser.ts';
-import { insertLead, insertLink, insertViewer, insertVisit } from './analytics-seed.ts';
+import { insertAudit, insertLead, insertLink, insertViewer, insertVisit } from './analytics-seed.ts';
 
 const RANGE = '2026-03-02,2026-03-04';
 /** The workspace's zone: the book screen asks the book operations (UTC by default) for its days. */
@@ -57,6 +57,7 @@ describe('analytics screens', { skip: WEB_SKIP }, () => {
     await insertVisit(svc, book, { session: 's2', viewerId: null, linkId: null, at: new Date('2026-03-02T10:00:00Z'), pages: [[1, 3000], [2, 1000]] });
     await insertVisit(svc, book, { session: 's3', viewerId: owner, linkId: null, at: new Date('2026-03-03T09:00:00Z'), pages: [[1, 60_000], [2, 5000], [3, 5000], [4, 5000]], clicks: 2 });
     await insertVisit(svc, book, { session: 's4', viewerId: alice, linkId: null, at: new Date('2026-02-27T09:00:00Z'), pages: [[1, 2000]] });
+    await insertAudit(svc, book, { eventType: 'access_rejected', viewerId: null, email: 'stranger@elsewhere.example', at: new Date('2026-03-03T12:00:00Z'), reason: 'not_allowed' });
     const lead = await insertLead(svc, book, { name: 'Alice', email: 'alice@example.com', at: new Date('2026-03-02T11:00:00Z') });
     await svc.runtime.database.db.update(leads).set({ viewerId: alice }).where(eq(leads.id, lead.id));
     const set = await svc.request('PATCH', '/v1/analytics/settings', { key: ws.key, body: { time_zone: TZ } });
@@ -228,6 +229,38 @@ describe('analytics screens', { skip: WEB_SKIP }, () => {
       await page.getByRole('table', { name: 'Books read' }).waitFor();
       assert.deepEqual(await rowsOf('Books read', 5), anonymousJourney.data.books.map((b: Record<string, string>) => [b.title, b.visits, b.pages_viewed, duration(Number(b.duration_seconds)), b.engagement_score]));
       await page.locator('[data-anonymous-note]').waitFor();
+
+      // Events: the interaction events and the audit log with their filters, each the API's answer for the same filter.
+      const eventRows = async (name: string) => {
+        const table = page.getByRole('table', { name });
+        await table.waitFor();
+        return table.locator('tbody tr').evaluateAll((trs) => trs.map((tr) => [...tr.children].slice(1, 4).map((c) => c.textContent)));
+      };
+      const waitForEvents = async (name: string, want: string[][]) => {
+        const deadline = Date.now() + 15_000;
+        let shown: string[][] = [];
+        while (Date.now() < deadline) {
+          shown = (await eventRows(name)) as string[][];
+          if (JSON.stringify(shown) === JSON.stringify(want)) return;
+          await page.waitForTimeout(100);
+        }
+        assert.deepEqual(shown, want);
+      };
+      const bookFilter = { tz: TZ, date: RANGE, exclude_team: true, book_id: book.randomId, limit: 50 };
+      const interactionRow = (e: { event_type: string; viewer_email?: string; session_id: string; page_number: number | null }) => [eventLabel(e.event_type), e.viewer_email ?? `Anonymous visit ${e.session_id.slice(0, 8)}`, e.page_number === null ? '' : String(e.page_number)];
+      await waitForEvents('Interaction events, in the order they occurred', (await api('interaction-events', bookFilter)).data.map(interactionRow));
+      await page.getByLabel('Event type').selectOption('link_clicked');
+      const clicks = await api('interaction-events', { ...bookFilter, event_type: 'link_clicked' });
+      assert.ok(clicks.data.length > 0);
+      await waitForEvents('Interaction events, in the order they occurred', clicks.data.map(interactionRow));
+      await page.getByLabel('Event type').selectOption('');
+      await page.getByLabel('Page', { exact: true }).fill('2');
+      await waitForEvents('Interaction events, in the order they occurred', (await api('interaction-events', { ...bookFilter, page_number: 2 })).data.map(interactionRow));
+      await page.getByLabel('Show').selectOption('audit');
+      const audit = await api('audit-log', bookFilter);
+      assert.ok(audit.data.some((e: { event_type: string }) => e.event_type === 'access_rejected'));
+      await waitForEvents('Audit log, in the order it was recorded', audit.data.map((e: { event_type: string; viewer_email: string; page_number: number | null }) => [eventLabel(e.event_type), e.viewer_email || 'Anonymous', e.page_number === null ? '' : String(e.page_number)]));
+      await assertAccessible(page, 'Book analytics with the audit log');
 
       // An export of the range downloads as CSV with the API's rows.
       const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('link', { name: 'Page performance (CSV)' }).click()]);

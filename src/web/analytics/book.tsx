@@ -8,6 +8,7 @@ import { useRoute } from 'preact-iso/router';
 import { client } from '../api.ts';
 import { Page } from '../components/page.tsx';
 import { PageAttention } from './attention.tsx';
+import { Events } from './events.tsx';
 import { ReadingFlow } from './flow.tsx';
 import { Readers } from './journey.tsx';
 import { rangeHref } from './range.ts';
@@ -48,6 +49,7 @@ export default function BookAnalytics() {
               <PageAttention query={bookQuery} visits={visits} />
               <ReadingFlow query={bookQuery} />
               <Readers query={bookQuery} />
+              <Events query={bookQuery} />
             </>
           )}
 

@@ -105,3 +105,9 @@ export function flowSummary(visits: number, flow: FlowFigures): string {
   parts.push(move ? `the most common move is page ${move.from_page} to page ${move.to_page} (${times(move.count)}, by ${move.readers} ${move.readers === 1 ? 'reader' : 'readers'})` : 'no reader moved between pages');
   return `${parts.join('; ')}.`;
 }
+
+/** "link_clicked" → "Link clicked". */
+export function eventLabel(type: string): string {
+  const words = type.replaceAll('_', ' ');
+  return words.charAt(0).toUpperCase() + words.slice(1);
+}

@@ -56,6 +56,8 @@ describe('analytics screens', { skip: WEB_SKIP }, () => {
     await insertVisit(svc, book, { session: 's1', viewerId: alice, linkId: link, at: new Date('2026-03-01T23:30:00Z'), pages: [[1, 4000], [2, 9000], [3, 2000]], clicks: 1 });
     await insertVisit(svc, book, { session: 's2', viewerId: null, linkId: null, at: new Date('2026-03-02T10:00:00Z'), pages: [[1, 3000], [2, 1000]] });
     await insertVisit(svc, book, { session: 's3', viewerId: owner, linkId: null, at: new Date('2026-03-03T09:00:00Z'), pages: [[1, 60_000], [2, 5000], [3, 5000], [4, 5000]], clicks: 2 });
+    // A long anonymous visit (60 page segments), so the events run over one screenful (50) and "Show more events" follows the cursor.
+    await insertVisit(svc, book, { session: 's5', viewerId: null, linkId: null, at: new Date('2026-03-04T02:00:00Z'), pages: Array.from({ length: 60 }, (_, i): [number, number] => [(i % 4) + 1, 1000 + i]) });
     await insertVisit(svc, book, { session: 's4', viewerId: alice, linkId: null, at: new Date('2026-02-27T09:00:00Z'), pages: [[1, 2000]] });
     await insertAudit(svc, book, { eventType: 'access_rejected', viewerId: null, email: 'stranger@elsewhere.example', at: new Date('2026-03-03T12:00:00Z'), reason: 'not_allowed' });
     const lead = await insertLead(svc, book, { name: 'Alice', email: 'alice@example.com', at: new Date('2026-03-02T11:00:00Z') });
@@ -116,8 +118,8 @@ describe('analytics screens', { skip: WEB_SKIP }, () => {
       await page.goto(`${svc.origin}/app/analytics?range=${RANGE}`);
       await heading(page, 'Analytics');
       const all = await api('summary', { date: RANGE });
-      // s1 (23:30 UTC on 1 March) is on 2 March in Tokyo: three visits, not two.
-      assert.equal(all.data.views, 3);
+      // s1 (23:30 UTC on 1 March) is on 2 March in Tokyo: four visits (s1, s2, s3, s5), not three.
+      assert.equal(all.data.views, 4);
       await waitForFigures(page, expectedFigures(all));
       await page.getByText('days in Asia/Tokyo').waitFor();
 
@@ -132,7 +134,7 @@ describe('analytics screens', { skip: WEB_SKIP }, () => {
       await page.getByLabel("Exclude the team's own visits").check();
       await page.waitForURL(/team=exclude/);
       const withoutTeam = await api('summary', { date: RANGE, exclude_team: true });
-      assert.equal(withoutTeam.data.views, 2);
+      assert.equal(withoutTeam.data.views, 3);
       await waitForFigures(page, expectedFigures(withoutTeam));
 
       // Reloaded, the view is as it was.
@@ -248,7 +250,13 @@ describe('analytics screens', { skip: WEB_SKIP }, () => {
       };
       const bookFilter = { tz: TZ, date: RANGE, exclude_team: true, book_id: book.randomId, limit: 50 };
       const interactionRow = (e: { event_type: string; viewer_email?: string; session_id: string; page_number: number | null }) => [eventLabel(e.event_type), e.viewer_email ?? `Anonymous visit ${e.session_id.slice(0, 8)}`, e.page_number === null ? '' : String(e.page_number)];
-      await waitForEvents('Interaction events, in the order they occurred', (await api('interaction-events', bookFilter)).data.map(interactionRow));
+      const firstEvents = await api('interaction-events', bookFilter);
+      assert.equal(firstEvents.data.length, 50);
+      await waitForEvents('Interaction events, in the order they occurred', firstEvents.data.map(interactionRow));
+      const nextEvents = await api('interaction-events', { ...bookFilter, cursor: firstEvents.meta.next_cursor });
+      await page.getByRole('button', { name: 'Show more events' }).focus();
+      await page.keyboard.press('Enter');
+      await waitForEvents('Interaction events, in the order they occurred', [...firstEvents.data, ...nextEvents.data].map(interactionRow));
       await page.getByLabel('Event type').selectOption('link_clicked');
       const clicks = await api('interaction-events', { ...bookFilter, event_type: 'link_clicked' });
       assert.ok(clicks.data.length > 0);

@@ -156,6 +156,16 @@ describe('analytics screens', { skip: WEB_SKIP }, () => {
         duration(p.avg_active_seconds_per_reader!), duration(p.median_active_seconds_per_segment!), String(p.total_segments),
       ]));
 
+      // Tracked links of the book side by side: the top-tracked-links answer for the book.
+      const bookLinks = await api('top-tracked-links', { date: RANGE, exclude_team: true, book_id: book.randomId, limit: 100 });
+      assert.equal(bookLinks.data.length, 1);
+      const linksTable = page.getByRole('table', { name: 'Tracked links side by side: views, readers and reading time' });
+      await linksTable.waitFor();
+      assert.deepEqual(
+        await linksTable.locator('tbody tr').evaluateAll((trs) => trs.map((tr) => [...tr.children].map((c) => c.textContent))),
+        bookLinks.data.map((l: { name: string; slug: string; views: number; unique_readers: number; reading_seconds: number }) => [`${l.name} (/${l.slug})`, String(l.views), String(l.unique_readers), duration(l.reading_seconds)]),
+      );
+
       // Per-page attention: each page's 320 px thumbnail (loaded), its numbers on hover being the API's, the drop-off summary from the same answer.
       const listing = await svc.request('GET', `/v1/books/${book.randomId}/pages`, { key: ws.key });
       const tiles = page.locator('[data-page-tile]');

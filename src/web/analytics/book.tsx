@@ -12,7 +12,7 @@ import { Events } from './events.tsx';
 import { ReadingFlow } from './flow.tsx';
 import { Readers } from './journey.tsx';
 import { rangeHref } from './range.ts';
-import { Headline, Problems, callWhole, useQuery, useRange } from './widgets.tsx';
+import { Headline, Problems, TopList, callWhole, useQuery, useRange } from './widgets.tsx';
 
 const EXPORTS = [
   ['analytics', 'Daily summary'], ['interaction-events', 'Interaction events'], ['audit-log', 'Audit log'], ['access-audit', 'Access audit'],
@@ -28,6 +28,7 @@ export default function BookAnalytics() {
   const book = useQuery(`book${bookId}`, () => callWhole(client.GET('/v1/books/{book}', { params: { path: { book: bookId } } })));
   const summary = useQuery(`s${key}`, () => callWhole(client.GET('/v1/analytics/summary', { params: { query } })));
   const series = useQuery(`v${key}`, () => callWhole(client.GET('/v1/analytics/views-over-time', { params: { query } })));
+  const links = useQuery(`l${key}`, () => callWhole(client.GET('/v1/analytics/top-tracked-links', { params: { query: { ...query, limit: 100 } } })));
   const title = book.data ? `Analytics: ${book.data.data.name}` : 'Book analytics';
   const planned = summary.problem?.type === 'PlanRestrictionException';
   const visits = summary.data?.data.unique_readers ?? 0;
@@ -44,6 +45,14 @@ export default function BookAnalytics() {
         <>
           <Headline state={state} onChange={setState} bookId={bookId} summary={summary} series={series} />
 
+          <Problems problem={links.problem} what="tracked links" />
+          {links.data && (
+            <TopList
+              title="Tracked links side by side"
+              empty="No visit came through a tracked link of this book in this range."
+              rows={links.data.data.map((l) => ({ ...l, key: String(l.tracked_link_id), name: `${l.name} (/${l.slug})` }))}
+            />
+          )}
           {bookQuery && (
             <>
               <PageAttention query={bookQuery} visits={visits} />

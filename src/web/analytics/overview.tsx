@@ -2,7 +2,7 @@
 import { client } from '../api.ts';
 import { Page } from '../components/page.tsx';
 import { rangeHref } from './range.ts';
-import { Figures, Problems, RangeBar, ReadingNow, TopList, ViewsOverTime, Wait, callWhole, useQuery, useRange } from './widgets.tsx';
+import { Headline, Problems, TopList, callWhole, useQuery, useRange } from './widgets.tsx';
 
 export default function AnalyticsOverview() {
   const [state, setState] = useRange();
@@ -18,15 +18,7 @@ export default function AnalyticsOverview() {
     <Page title="Analytics">
       {planned ? <Problems problem={summary.problem} what="figures" /> : (
         <>
-          <RangeBar state={state} onChange={setState} timeZone={summary.data?.meta.time_zone} />
-          <ReadingNow excludeTeam={state.excludeTeam} />
-          <div aria-live="polite" aria-busy={summary.loading}>
-            <Wait loading={summary.loading && !summary.data} what="figures" />
-            <Problems problem={summary.problem} what="figures" />
-            {summary.data && <Figures current={summary.data.data} previous={summary.data.meta.previous} />}
-          </div>
-          <Problems problem={series.problem} what="views over time" />
-          {series.data && <ViewsOverTime buckets={series.data.data} interval={series.data.meta.interval} today={series.data.meta.today} />}
+          <Headline state={state} onChange={setState} summary={summary} series={series} />
           <Problems problem={books.problem} what="top books" />
           {books.data && (
             <TopList

@@ -63,3 +63,51 @@ export function duration(seconds: number): string {
   if (minutes < 60) return `${minutes} min ${s % 60} s`;
   return `${Math.floor(minutes / 60)} h ${minutes % 60} min`;
 }
+
+/** Whole per cent of `readers` among `visits` (0 without visits). */
+export function reachOf(readers: number, visits: number): number {
+  return visits > 0 ? Math.round((readers / visits) * 100) : 0;
+}
+
+/** "Page 1 is reached by 100 %, the last page (4) by 33 %; the largest drop is after page 2 (67 % to 33 %)." */
+export function dropOffSummary(rows: { page: number; reach: number }[]): string {
+  if (rows.length === 0) return 'No page was read in this range.';
+  const first = rows[0]!;
+  const last = rows.at(-1)!;
+  let drop: { after: number; from: number; to: number } | null = null;
+  for (let i = 1; i < rows.length; i++) {
+    const fall = rows[i - 1]!.reach - rows[i]!.reach;
+    if (fall > 0 && (!drop || fall > drop.from - drop.to)) drop = { after: rows[i - 1]!.page, from: rows[i - 1]!.reach, to: rows[i]!.reach };
+  }
+  const ends = rows.length === 1 ? `Page ${first.page} is reached by ${first.reach} %` : `Page ${first.page} is reached by ${first.reach} %, the last page (${last.page}) by ${last.reach} %`;
+  return drop ? `${ends}; the largest drop is after page ${drop.after} (${drop.from} % to ${drop.to} %).` : `${ends}; no page loses readers to the next.`;
+}
+
+export interface FlowFigures {
+  pages: { page_number: number; views: number; entries: number; exits: number }[];
+  transitions: { from_page: number; to_page: number; count: number; readers: number }[];
+}
+
+function times(n: number): string {
+  return n === 1 ? 'once' : `${n.toLocaleString('en')} times`;
+}
+
+/** The flow in words: how many visits, where most began and ended, the most common move. */
+export function flowSummary(visits: number, flow: FlowFigures): string {
+  if (visits === 0) return 'No visit in this range.';
+  const most = (key: 'entries' | 'exits') => flow.pages.reduce<FlowFigures['pages'][number] | null>((best, p) => (p[key] > 0 && (!best || p[key] > best[key]) ? p : best), null);
+  const entry = most('entries');
+  const exit = most('exits');
+  const move = flow.transitions[0];
+  const parts = [`${visits.toLocaleString('en')} ${visits === 1 ? 'visit' : 'visits'}`];
+  if (entry) parts.push(`most began on page ${entry.page_number} (${entry.entries})`);
+  if (exit) parts.push(`most left from page ${exit.page_number} (${exit.exits})`);
+  parts.push(move ? `the most common move is page ${move.from_page} to page ${move.to_page} (${times(move.count)}, by ${move.readers} ${move.readers === 1 ? 'reader' : 'readers'})` : 'no reader moved between pages');
+  return `${parts.join('; ')}.`;
+}
+
+/** "link_clicked" → "Link clicked". */
+export function eventLabel(type: string): string {
+  const words = type.replaceAll('_', ' ');
+  return words.charAt(0).toUpperCase() + words.slice(1);
+}

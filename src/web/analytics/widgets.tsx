@@ -15,6 +15,14 @@ import { Select } from '../components/select.tsx';
 import { Table } from '../components/table.tsx';
 import { PRESETS, change, customDays, duration, rangeHref, rangeLabel, readRange, type RangeState } from './range.ts';
 
+/** What a book's sections ask the book operations: the range, the switch, and the workspace's time zone. */
+export interface BookQuery {
+  date: string;
+  exclude_team: boolean;
+  book_id: string;
+  tz: string;
+}
+
 export interface Loaded<T> {
   data: T | undefined;
   problem: Problem | null;
@@ -136,6 +144,32 @@ export function Figures({ current, previous }: { current: FigureSet; previous: F
         );
       })}
     </dl>
+  );
+}
+
+/** The answers `Headline` shows: the summary with its previous period, and the series. */
+export interface HeadlineData {
+  summary: Loaded<{ data: FigureSet; meta: { previous: FigureSet | null; time_zone: string } }>;
+  series: Loaded<{ data: Bucket[]; meta: { interval: string; today: string } }>;
+}
+
+/**
+ * The top of both screens (the overview and a book's): the range bar, reading
+ * now, the five figures with their change, and views over time.
+ */
+export function Headline({ state, onChange, bookId, summary, series }: HeadlineData & { state: RangeState; onChange: (next: RangeState) => void; bookId?: string }) {
+  return (
+    <>
+      <RangeBar state={state} onChange={onChange} timeZone={summary.data?.meta.time_zone} />
+      <ReadingNow bookId={bookId} excludeTeam={state.excludeTeam} />
+      <div aria-live="polite" aria-busy={summary.loading}>
+        <Wait loading={summary.loading && !summary.data} what="figures" />
+        <Problems problem={summary.problem} what="figures" />
+        {summary.data && <Figures current={summary.data.data} previous={summary.data.meta.previous} />}
+      </div>
+      <Problems problem={series.problem} what="views over time" />
+      {series.data && <ViewsOverTime buckets={series.data.data} interval={series.data.meta.interval} today={series.data.meta.today} />}
+    </>
   );
 }
 

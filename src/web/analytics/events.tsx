@@ -1,0 +1,115 @@
+/**
+ * Events on a book's analytics: the interaction events (what readers did,
+ * `interaction-events`) or the audit log (`audit-log`: the gate's decisions
+ * and the recorded reader actions), with the API's event-type filter (and a
+ * page for interaction events), 50 at a time in the API's order, with "Show more".
+ */
+import { useState } from 'preact/hooks';
+import { client, type Result } from '../api.ts';
+import { Button } from '../components/button.tsx';
+import { Select } from '../components/select.tsx';
+import { Table } from '../components/table.tsx';
+import { formatDateTime } from '../format.ts';
+import { eventLabel } from './range.ts';
+import { Problems, Wait, callWhole, useQuery, type BookQuery } from './widgets.tsx';
+
+const INTERACTION_TYPES = ['session_started', 'page_segment_completed', 'link_clicked', 'document_downloaded', 'lead_form_submitted', 'form_widget_opened', 'checkout_widget_opened', 'checkout_redirect_clicked', 'session_ended'] as const;
+const AUDIT_TYPES = ['access_requested', 'access_granted', 'access_rejected', 'document_downloaded', 'link_clicked', 'lead_form_submitted', 'form_widget_opened', 'checkout_widget_opened', 'checkout_redirect_clicked'] as const;
+export const EVENTS_PAGE = 50;
+
+interface Row {
+  key: string;
+  at: string | null;
+  type: string;
+  reader: string;
+  page: number | null;
+  detail: string;
+}
+
+export function Events({ query }: { query: BookQuery }) {
+  const [kind, setKind] = useState<'interaction' | 'audit'>('interaction');
+  const [type, setType] = useState('');
+  const [pageNumber, setPageNumber] = useState('');
+  const [more, setMore] = useState<{ rows: Row[]; cursor: string | null } | null>(null);
+  const page = kind === 'interaction' && /^[1-9]\d*$/.test(pageNumber) ? Number(pageNumber) : undefined;
+  const load = async (cursor?: string): Promise<Result<{ rows: Row[]; cursor: string | null }>> => {
+    if (kind === 'interaction') {
+      const result = await callWhole(client.GET('/v1/analytics/interaction-events', {
+        params: { query: { ...query, limit: EVENTS_PAGE, ...(type ? { event_type: type as (typeof INTERACTION_TYPES)[number] } : {}), ...(page ? { page_number: page } : {}), ...(cursor ? { cursor } : {}) } },
+      }));
+      if (!result.ok) return result;
+      return { ok: true, data: { cursor: result.data.meta.next_cursor, rows: result.data.data.map((e) => ({ key: `i${e.id}`, at: e.occurred_at, type: e.event_type, reader: e.viewer_email ?? `Anonymous visit ${e.session_id.slice(0, 8)}`, page: e.page_number, detail: e.exit_reason || e.source_host || '' })) } };
+    }
+    const result = await callWhole(client.GET('/v1/analytics/audit-log', {
+      params: { query: { ...query, limit: EVENTS_PAGE, ...(type ? { event_type: type as (typeof AUDIT_TYPES)[number] } : {}), ...(cursor ? { cursor } : {}) } },
+    }));
+    if (!result.ok) return result;
+    return { ok: true, data: { cursor: result.data.meta.next_cursor, rows: result.data.data.map((e) => ({ key: `a${e.id}`, at: e.occurred_at, type: e.event_type, reader: e.viewer_email || 'Anonymous', page: e.page_number, detail: e.reason ?? '' })) } };
+  };
+  const key = JSON.stringify([query, kind, type, page]);
+  const first = useQuery(`e${key}`, () => {
+    setMore(null);
+    return load();
+  });
+  const [loadingMore, setLoadingMore] = useState(false);
+  const rows = [...(first.data?.rows ?? []), ...(more?.rows ?? [])];
+  const cursor = more ? more.cursor : first.data?.cursor ?? null;
+  const types = kind === 'interaction' ? INTERACTION_TYPES : AUDIT_TYPES;
+  return (
+    <section class="card" aria-labelledby="events">
+      <h2 id="events">Events</h2>
+      <div class="analytics-range-row">
+        <Select
+          label="Show"
+          value={kind}
+          options={[{ value: 'interaction', label: 'Interaction events' }, { value: 'audit', label: 'Audit log' }]}
+          onValue={(value) => {
+            setKind(value as 'interaction' | 'audit');
+            setType('');
+          }}
+        />
+        <Select label="Event type" value={type} options={[{ value: '', label: 'All types' }, ...types.map((t) => ({ value: t, label: eventLabel(t) }))]} onValue={setType} />
+        {kind === 'interaction' && (
+          <div class="field">
+            <label for="events-page">Page</label>
+            <input id="events-page" type="number" min={1} inputMode="numeric" value={pageNumber} onInput={(e) => setPageNumber(e.currentTarget.value)} />
+          </div>
+        )}
+      </div>
+      <Problems problem={first.problem} what="events" />
+      <Wait loading={first.loading && !first.data} what="events" />
+      {first.data && (rows.length === 0 ? <p class="empty">No event matches in this range.</p> : (
+        <>
+          <Table
+            caption={kind === 'interaction' ? 'Interaction events, in the order they occurred' : 'Audit log, in the order it was recorded'}
+            head={<tr><th scope="col">When</th><th scope="col">Event</th><th scope="col">Reader</th><th scope="col">Page</th><th scope="col">Detail</th></tr>}
+          >
+            {rows.map((r) => (
+              <tr key={r.key} data-event={r.key}>
+                <td>{formatDateTime(r.at)}</td>
+                <th scope="row">{eventLabel(r.type)}</th>
+                <td>{r.reader}</td>
+                <td>{r.page ?? ''}</td>
+                <td>{r.detail}</td>
+              </tr>
+            ))}
+          </Table>
+          {cursor && (
+            <Button
+              busy={loadingMore}
+              onClick={() => {
+                setLoadingMore(true);
+                void load(cursor).then((result) => {
+                  setLoadingMore(false);
+                  if (result.ok) setMore({ rows: [...(more?.rows ?? []), ...result.data.rows], cursor: result.data.cursor });
+                });
+              }}
+            >
+              Show more events
+            </Button>
+          )}
+        </>
+      ))}
+    </section>
+  );
+}

@@ -1,7 +1,7 @@
 /**
  * Webhooks in Chromium: an admin creates a subscription to a real receiver
  * on 127.0.0.1 (a refusal first, in words beside the field), copies the
- * signing secret shown once, sends a test event that arrives signed and shows
+ * signing secret shown once, a subscription filtered on a book, sends a test event that arrives signed and shows
  * as delivered in the log with its body, redelivers it, disables and enables
  * the subscription and deletes it after a confirmation. An editor sees no
  * webhook controls. Axe at 1280 and 360 px.
@@ -9,6 +9,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { Browser } from 'playwright-core';
+import { insertBook } from '../factories.ts';
 import { eventually } from '../helpers.ts';
 import { startReceiver, verify, type Receiver } from '../webhooks/receiver.ts';
 import { assertAccessible, heading, launchWebBrowser, openApp, personIn, signInThroughScreen, startWebService, WEB_SKIP, type WebService } from './web-browser.ts';
@@ -24,6 +25,7 @@ describe('webhooks in the application', { skip: WEB_SKIP }, () => {
     svc = await startWebService({ OUTBOUND_ALLOWED_HOSTS: '127.0.0.1' }, { worker: true });
     receiver = await startReceiver();
     workspaceId = (await svc.workspace({ name: 'Hooks' })).id;
+    await insertBook(svc, workspaceId, { name: 'Spring catalogue', status: 'publish', publishedDate: new Date() });
     browser = await launchWebBrowser();
   });
   after(async () => {
@@ -56,6 +58,7 @@ describe('webhooks in the application', { skip: WEB_SKIP }, () => {
       await assertAccessible(page, 'Webhooks, a refusal');
 
       await page.getByLabel('Endpoint URL').fill(`${receiver.url}/hooks`);
+      await page.getByRole('group', { name: 'Only for these books (optional)' }).getByRole('checkbox', { name: 'Spring catalogue' }).check();
       await page.getByRole('button', { name: 'Create subscription' }).click();
       await page.getByRole('heading', { name: 'The signing secret of “CRM”' }).waitFor();
       const secret = await page.getByRole('textbox', { name: 'Signing secret' }).inputValue();
@@ -71,6 +74,7 @@ describe('webhooks in the application', { skip: WEB_SKIP }, () => {
       await list.getByRole('heading', { name: 'CRM' }).waitFor();
       await list.getByText(`${receiver.url}/hooks`).waitFor();
       await list.getByText('Active').waitFor();
+      await list.getByText('Spring catalogue').waitFor();
 
       // A test event: it reaches the receiver, signed with the secret shown, and the log says so.
       await page.getByRole('button', { name: 'Send test event to CRM' }).click();

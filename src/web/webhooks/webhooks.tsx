@@ -98,6 +98,8 @@ function ManageWebhooks() {
                     <dd><code>{s.target_url}</code></dd>
                     <dt>Events</dt>
                     <dd>{s.event_types.map((e) => e.label).join(', ')}</dd>
+                    <dt>Only for</dt>
+                    <dd>{s.filters.length === 0 ? 'Every book' : s.filters.map((f) => f.label ?? `${f.type === 'book' ? 'a deleted book' : 'a deleted link'} (${f.value})`).join(', ')}</dd>
                     <dt>Status</dt>
                     <dd>{statusOf(s)}</dd>
                     <dt>Deliveries</dt>
@@ -240,23 +242,27 @@ interface Form {
   name: string;
   target_url: string;
   event_types: string[];
+  /** Random ids of the books whose events alone are sent; empty for every book. */
+  books: string[];
 }
-const EMPTY: Form = { name: '', target_url: '', event_types: [] };
+const EMPTY: Form = { name: '', target_url: '', event_types: [], books: [] };
 
 type Created = DataOf<'/v1/webhook-subscriptions', 'post', 201>;
 
 /** "Create subscription": a name, the address, the events from the API's list. What was typed is kept until it is saved. */
 function CreateSubscription({ options, optionsProblem, onCreated }: { options: Options | undefined; optionsProblem: Problem | null; onCreated: (created: Created) => void }) {
-  const draft = useDraft<Form>(draftKey('webhook-subscription', 'new'), () => EMPTY, { differs: (v) => v.name !== '' || v.target_url !== '' || v.event_types.length > 0 });
+  const draft = useDraft<Form>(draftKey('webhook-subscription', 'new'), () => EMPTY, { differs: (v) => v.name !== '' || v.target_url !== '' || v.event_types.length > 0 || v.books.length > 0 });
   const form = draft.value;
   const [busy, setBusy] = useState(false);
   const [problem, setProblem] = useState<Problem | null>(null);
   const toggle = (value: string, on: boolean) => draft.set((f) => ({ ...f, event_types: on ? [...f.event_types, value] : f.event_types.filter((v) => v !== value) }));
+  const toggleBook = (value: string, on: boolean) => draft.set((f) => ({ ...f, books: on ? [...(f.books ?? []), value] : (f.books ?? []).filter((v) => v !== value) }));
+  const books = form.books ?? [];
   const submit = async (event: Event) => {
     event.preventDefault();
     if (busy) return;
     setBusy(true);
-    const result = await call(client.POST('/v1/webhook-subscriptions', { body: { name: form.name.trim(), target_url: form.target_url.trim(), event_types: form.event_types } }));
+    const result = await call(client.POST('/v1/webhook-subscriptions', { body: { name: form.name.trim(), target_url: form.target_url.trim(), event_types: form.event_types, filters: books.map((value) => ({ type: 'book' as const, value })) } }));
     setBusy(false);
     if (!result.ok) return setProblem(result.problem);
     setProblem(null);
@@ -289,6 +295,20 @@ function CreateSubscription({ options, optionsProblem, onCreated }: { options: O
             </ul>
           )}
         </fieldset>
+        {options && options.books.length > 0 && (
+          <fieldset>
+            <legend>Only for these books (optional)</legend>
+            <p class="hint">None chosen: the events of every book.</p>
+            <div class="check-grid check-scroll">
+              {options.books.map((book) => (
+                <label class="check" key={book.value}>
+                  <input type="checkbox" checked={books.includes(book.value)} onChange={(event) => toggleBook(book.value, event.currentTarget.checked)} />
+                  {book.label}
+                </label>
+              ))}
+            </div>
+          </fieldset>
+        )}
         <ErrorMessage problem={problem} shownFields={['name', 'target_url', 'event_types']} title="The subscription was not created" />
         <Button type="submit" variant="primary" busy={busy}>Create subscription</Button>
       </form>

@@ -1,10 +1,11 @@
 /**
- * Webhooks in Chromium: an admin creates a subscription to a real receiver
- * on 127.0.0.1 (a refusal first, in words beside the field), copies the
- * signing secret shown once, a subscription filtered on a book, sends a test event that arrives signed and shows
- * as delivered in the log with its body, redelivers it, disables and enables
- * the subscription and deletes it after a confirmation. An editor sees no
- * webhook controls. Axe at 1280 and 360 px.
+ * Webhooks in Chromium: an admin creates a subscription limited to a book,
+ * sending to a real receiver on 127.0.0.1 (a refusal first, in words beside
+ * the field), copies the signing secret shown once, sends a test event that
+ * arrives signed and shows as delivered in the log with its body, redelivers
+ * it, rotates the secret, disables and enables the subscription and deletes
+ * it after a confirmation. An editor sees no webhook controls. Axe at 1280
+ * and 360 px.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
@@ -96,6 +97,14 @@ describe('webhooks in the application', { skip: WEB_SKIP }, () => {
       // Redelivered: the same webhook-id arrives again.
       await page.getByRole('button', { name: `Redeliver ${eventId}` }).click();
       await eventually(async () => (receiver.of(eventId).length >= 2 ? true : undefined), { timeoutMs: 30_000 });
+
+      // A rotated secret is shown once, and differs.
+      await page.getByRole('button', { name: 'Rotate secret of CRM' }).click();
+      await page.getByRole('heading', { name: 'The new signing secret of “CRM”' }).waitFor();
+      const rotated = await page.getByRole('textbox', { name: 'Signing secret' }).inputValue();
+      assert.match(rotated, /^whsec_/);
+      assert.notEqual(rotated, secret);
+      await page.getByRole('button', { name: 'Done' }).click();
 
       // Disabled and enabled again.
       await page.getByRole('button', { name: 'Disable CRM' }).click();

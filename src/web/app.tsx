@@ -31,6 +31,8 @@ const ReaderSettings = lazy(() => import('./books/reader-settings.tsx'));
 const Share = lazy(() => import('./share/share.tsx'));
 const Access = lazy(() => import('./share/access.tsx'));
 const LeadForm = lazy(() => import('./share/lead-form.tsx'));
+const Webhooks = lazy(() => import('./webhooks/webhooks.tsx'));
+const Brand = lazy(() => import('./brand/brand.tsx'));
 // Analytics (issue 27): the screens live in src/web/analytics/.
 const AnalyticsOverview = lazy(() => import('./analytics/overview.tsx'));
 const BookAnalytics = lazy(() => import('./analytics/book.tsx'));
@@ -75,6 +77,8 @@ function Screens() {
           <Route path="/app/books/:bookId/access" component={Access} />
           <Route path="/app/books/:bookId/lead-form" component={LeadForm} />
           <Route path="/app/upload" component={Upload} />
+          <Route path="/app/webhooks" component={Webhooks} />
+          <Route path="/app/brand" component={Brand} />
           {/* Analytics (issue 27) */}
           <Route path="/app/analytics" component={AnalyticsOverview} />
           <Route path="/app/analytics/books/:id" component={BookAnalytics} />

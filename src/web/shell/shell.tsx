@@ -21,6 +21,8 @@ const SETTINGS = [
 const PUBLISHING = [
   { href: '/app/books', label: 'Books' },
   { href: '/app/upload', label: 'Upload' },
+  { href: '/app/brand', label: 'Brand' },
+  { href: '/app/webhooks', label: 'Webhooks' },
 ];
 
 function NavLink({ href, label }: { href: string; label: string }) {

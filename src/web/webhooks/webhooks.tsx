@@ -1,0 +1,317 @@
+import { Fragment } from 'preact';
+import { useEffect, useRef, useState } from 'preact/hooks';
+import { call, client, managesPeople, type DataOf, type Problem } from '../api.ts';
+import { Button, Hidden } from '../components/button.tsx';
+import { Confirm } from '../components/confirm.tsx';
+import { CopyField } from '../components/copy-field.tsx';
+import { DraftNotice } from '../components/draft-notice.tsx';
+import { ErrorMessage, fieldErrors } from '../components/error-message.tsx';
+import { TextInput } from '../components/field.tsx';
+import { Loading } from '../components/loading.tsx';
+import { Page } from '../components/page.tsx';
+import { Table } from '../components/table.tsx';
+import { notify } from '../components/toast.tsx';
+import { draftKey, useDraft } from '../draft.ts';
+import { formatDateTime } from '../format.ts';
+import { useResource } from '../resource.ts';
+
+type Subscription = DataOf<'/v1/webhook-subscriptions', 'get'>[number];
+type Delivery = DataOf<'/v1/webhook-subscriptions/{subscription}/deliveries', 'get'>[number];
+type Options = DataOf<'/v1/webhook-subscriptions/options', 'get'>;
+
+/** The path parameter is an integer in the API; the client types it so. */
+const path = (subscription: Subscription) => ({ subscription: subscription.id });
+
+/** Webhooks (admins and owners, who hold webhooks:read and webhooks:write): subscriptions, their secret, their delivery log. */
+export default function Webhooks() {
+  if (!managesPeople.value) {
+    return (
+      <Page title="Webhooks">
+        <p>Only admins and owners of the workspace see and manage its webhooks. Ask one of them to send events to your system.</p>
+      </Page>
+    );
+  }
+  return <ManageWebhooks />;
+}
+
+function statusOf(subscription: Subscription): string {
+  if (subscription.is_active) return 'Active';
+  if (subscription.deactivated_reason) return `Deactivated by the service: ${subscription.deactivated_reason}`;
+  return 'Disabled';
+}
+
+function ManageWebhooks() {
+  const subscriptions = useResource(() => call(client.GET('/v1/webhook-subscriptions', { params: { query: { limit: 100 } } })));
+  const options = useResource(() => call(client.GET('/v1/webhook-subscriptions/options')));
+  const [secret, setSecret] = useState<{ title: string; value: string } | null>(null);
+  const [deleting, setDeleting] = useState<Subscription | null>(null);
+  const [log, setLog] = useState<Subscription | null>(null);
+  const [logVersion, setLogVersion] = useState(0);
+  const [busy, setBusy] = useState<string | null>(null);
+  const [problem, setProblem] = useState<{ id: number; title: string; problem: Problem } | null>(null);
+
+  /** Runs one action on a subscription; its error is shown under that subscription. */
+  const act = async (subscription: Subscription, what: string, title: string, run: () => Promise<{ ok: true; data: unknown } | { ok: false; problem: Problem }>, done: string) => {
+    setBusy(`${what}:${subscription.id}`);
+    const result = await run();
+    setBusy(null);
+    if (!result.ok) return setProblem({ id: subscription.id, title, problem: result.problem });
+    setProblem(null);
+    notify(done);
+    await subscriptions.reload();
+    return result;
+  };
+
+  const toggle = (s: Subscription) =>
+    s.is_active
+      ? act(s, 'toggle', 'The subscription was not disabled', () => call(client.PUT('/v1/webhook-subscriptions/{subscription}', { params: { path: path(s) }, body: { is_active: false } })), `“${s.name}” is disabled: events are not sent to it.`)
+      : act(s, 'toggle', 'The subscription was not enabled', () => call(client.POST('/v1/webhook-subscriptions/{subscription}/enable', { params: { path: path(s) } })), `“${s.name}” is enabled.`);
+  const rotate = async (s: Subscription) => {
+    const result = await act(s, 'rotate', 'The secret was not rotated', () => call(client.POST('/v1/webhook-subscriptions/{subscription}/rotate-secret', { params: { path: path(s) } })), `The signing secret of “${s.name}” was rotated.`);
+    if (result?.ok) setSecret({ title: `The new signing secret of “${s.name}”`, value: (result.data as { signing_secret: string }).signing_secret });
+  };
+  const sendTest = async (s: Subscription) => {
+    const result = await act(s, 'test', 'The test event was not sent', () => call(client.POST('/v1/webhook-subscriptions/{subscription}/test', { params: { path: path(s) } })), `A test event is on its way to “${s.name}”.`);
+    if (result?.ok) {
+      setLog(s);
+      setLogVersion((v) => v + 1);
+    }
+  };
+
+  return (
+    <Page title="Webhooks">
+      <p>Webhooks send the workspace's events (a book published, a lead, a link clicked…) to your systems as they happen, signed so that they can check where they come from.</p>
+      {secret && <NewSecret title={secret.title} secret={secret.value} onDone={() => setSecret(null)} />}
+      <section class="card" aria-labelledby="subscriptions">
+        <h2 id="subscriptions">Subscriptions</h2>
+        {subscriptions.loading && !subscriptions.data && <Loading what="the subscriptions" />}
+        <ErrorMessage problem={subscriptions.problem} title="The subscriptions could not be read" />
+        {subscriptions.data?.length === 0 && <p class="empty">No subscriptions yet.</p>}
+        {subscriptions.data && subscriptions.data.length > 0 && (
+          <ul class="item-list" aria-label="Subscriptions">
+            {subscriptions.data.map((s) => (
+              <li key={s.id} class="item item-key">
+                <div>
+                  <h3 class="item-title">{s.name}</h3>
+                  <dl class="facts facts-inline">
+                    <dt>Address</dt>
+                    <dd><code>{s.target_url}</code></dd>
+                    <dt>Events</dt>
+                    <dd>{s.event_types.map((e) => e.label).join(', ')}</dd>
+                    <dt>Only for</dt>
+                    <dd>{s.filters.length === 0 ? 'Every book' : s.filters.map((f) => f.label ?? `${f.type === 'book' ? 'a deleted book' : 'a deleted link'} (${f.value})`).join(', ')}</dd>
+                    <dt>Status</dt>
+                    <dd>{statusOf(s)}</dd>
+                    <dt>Deliveries</dt>
+                    <dd>{s.deliveries_count}</dd>
+                    <dt>Created</dt>
+                    <dd>{formatDateTime(s.created_at)}</dd>
+                  </dl>
+                  {problem?.id === s.id && <ErrorMessage problem={problem.problem} title={problem.title} />}
+                </div>
+                <div class="actions">
+                  <Button onClick={() => { setLog(s); setLogVersion((v) => v + 1); }}>Delivery log<Hidden> of {s.name}</Hidden></Button>
+                  <Button onClick={() => sendTest(s)} busy={busy === `test:${s.id}`}>Send test event<Hidden> to {s.name}</Hidden></Button>
+                  <Button onClick={() => toggle(s)} busy={busy === `toggle:${s.id}`}>{s.is_active ? 'Disable' : 'Enable'}<Hidden> {s.name}</Hidden></Button>
+                  <Button onClick={() => rotate(s)} busy={busy === `rotate:${s.id}`}>Rotate secret<Hidden> of {s.name}</Hidden></Button>
+                  <Button variant="danger" onClick={() => setDeleting(s)}>Delete<Hidden> {s.name}</Hidden></Button>
+                </div>
+              </li>
+            ))}
+          </ul>
+        )}
+      </section>
+      {log && <DeliveryLog key={`${log.id}:${logVersion}`} subscription={log} onClose={() => setLog(null)} />}
+      <CreateSubscription
+        options={options.data}
+        optionsProblem={options.problem}
+        onCreated={(created) => {
+          setSecret({ title: `The signing secret of “${created.name}”`, value: created.signing_secret });
+          void subscriptions.reload();
+        }}
+      />
+      {deleting && (
+        <Confirm
+          title={`Delete “${deleting.name}”?`}
+          confirmLabel="Delete subscription"
+          onClose={() => setDeleting(null)}
+          onConfirm={async () => {
+            const result = await call(client.DELETE('/v1/webhook-subscriptions/{subscription}', { params: { path: path(deleting) } }));
+            if (result.ok) {
+              if (log?.id === deleting.id) setLog(null);
+              await subscriptions.reload();
+              notify(`The subscription “${deleting.name}” was deleted.`);
+            }
+            return result;
+          }}
+        >
+          <p>No more events are sent to <code>{deleting.target_url}</code>, and deliveries still waiting for a retry are given up. This cannot be undone.</p>
+        </Confirm>
+      )}
+    </Page>
+  );
+}
+
+/** A signing secret, shown once after the subscription is made or its secret rotated. */
+function NewSecret({ title, secret, onDone }: { title: string; secret: string; onDone: () => void }) {
+  const heading = useRef<HTMLHeadingElement>(null);
+  useEffect(() => heading.current?.focus(), [secret]);
+  return (
+    <section class="card card-highlight" aria-labelledby="new-secret">
+      <h2 id="new-secret" ref={heading} tabIndex={-1}>{title}</h2>
+      <p>Copy the secret now and give it to the receiving system, which checks each delivery's signature with it (Standard Webhooks). It will not be shown again.</p>
+      <CopyField label="Signing secret" value={secret} />
+      <Button onClick={onDone}>Done</Button>
+    </section>
+  );
+}
+
+const STATUS_WORDS: Record<Delivery['status'], string> = { pending: 'Pending', succeeded: 'Delivered', failed: 'Failed' };
+
+/** The delivery log of one subscription, newest first; read again every 2 s while a delivery is pending. */
+function DeliveryLog({ subscription, onClose }: { subscription: Subscription; onClose: () => void }) {
+  const deliveries = useResource(() => call(client.GET('/v1/webhook-subscriptions/{subscription}/deliveries', { params: { path: path(subscription), query: { limit: 50 } } })));
+  const [problem, setProblem] = useState<Problem | null>(null);
+  const [open, setOpen] = useState<number | null>(null);
+  const pending = deliveries.data?.some((d) => d.status === 'pending') ?? false;
+  const { reload, loading } = deliveries;
+  useEffect(() => {
+    if (!pending || loading) return;
+    const timer = setTimeout(() => void reload(), 2000);
+    return () => clearTimeout(timer);
+  }, [pending, loading, reload]);
+  const redeliver = async (delivery: Delivery) => {
+    const result = await call(client.POST('/v1/webhook-subscriptions/{subscription}/deliveries/{delivery}/redeliver', { params: { path: { ...path(subscription), delivery: delivery.id } } }));
+    setProblem(result.ok ? null : result.problem);
+    if (result.ok) {
+      notify(`The delivery ${delivery.event_id} is sent again.`);
+      await reload();
+    }
+  };
+  return (
+    <section class="card" aria-labelledby="delivery-log">
+      <h2 id="delivery-log">Delivery log: {subscription.name}</h2>
+      <div class="actions">
+        <Button onClick={() => void reload()} busy={loading}>Refresh<Hidden> the delivery log</Hidden></Button>
+        <Button onClick={onClose}>Close<Hidden> the delivery log</Hidden></Button>
+      </div>
+      <p class="hint" role="status">{pending ? 'A delivery is pending: the log is read again every 2 seconds.' : ''}</p>
+      <ErrorMessage problem={deliveries.problem} title="The delivery log could not be read" />
+      <ErrorMessage problem={problem} title="The delivery was not sent again" />
+      {deliveries.data?.length === 0 && <p class="empty">No deliveries yet. “Send test event” sends one.</p>}
+      {deliveries.data && deliveries.data.length > 0 && (
+        <Table caption={`Deliveries to ${subscription.name}, newest first`} hideCaption head={
+          <tr><th scope="col">Event</th><th scope="col">Status</th><th scope="col">Attempts</th><th scope="col">Response</th><th scope="col">Created</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr>
+        }>
+          {deliveries.data.map((d) => (
+            <Fragment key={d.id}>
+              <tr>
+                <th scope="row">{d.event_type}<br /><code class="item-meta">{d.event_id}</code></th>
+                <td>{STATUS_WORDS[d.status]}{d.status === 'pending' && d.next_attempt_at ? `, next try ${formatDateTime(d.next_attempt_at)}` : ''}</td>
+                <td>{d.attempts}</td>
+                <td>{d.response_status !== undefined ? `HTTP ${d.response_status}` : ''}{d.error_message ? ` ${d.error_message}` : ''}</td>
+                <td>{formatDateTime(d.created_at)}</td>
+                <td class="actions">
+                  <Button onClick={() => setOpen(open === d.id ? null : d.id)} aria-expanded={open === d.id}>Details<Hidden> of {d.event_id}</Hidden></Button>
+                  {d.status !== 'pending' && subscription.is_active && <Button onClick={() => redeliver(d)}>Redeliver<Hidden> {d.event_id}</Hidden></Button>}
+                </td>
+              </tr>
+              {open === d.id && (
+                <tr>
+                  <td colSpan={6}>
+                    <p>Body sent:</p>
+                    <pre class="code" tabIndex={0} role="region" aria-label={`Body sent for ${d.event_id}`}>{JSON.stringify(d.payload, null, 2)}</pre>
+                    {d.response_body !== undefined && (
+                      <>
+                        <p>Answer received:</p>
+                        <pre class="code" tabIndex={0} role="region" aria-label={`Answer received for ${d.event_id}`}>{d.response_body || '(empty)'}</pre>
+                      </>
+                    )}
+                  </td>
+                </tr>
+              )}
+            </Fragment>
+          ))}
+        </Table>
+      )}
+    </section>
+  );
+}
+
+interface Form {
+  name: string;
+  target_url: string;
+  event_types: string[];
+  /** Random ids of the books whose events alone are sent; empty for every book. */
+  books: string[];
+}
+const EMPTY: Form = { name: '', target_url: '', event_types: [], books: [] };
+
+type Created = DataOf<'/v1/webhook-subscriptions', 'post', 201>;
+
+/** "Create subscription": a name, the address, the events from the API's list. What was typed is kept until it is saved. */
+function CreateSubscription({ options, optionsProblem, onCreated }: { options: Options | undefined; optionsProblem: Problem | null; onCreated: (created: Created) => void }) {
+  const draft = useDraft<Form>(draftKey('webhook-subscription', 'new'), () => EMPTY, { differs: (v) => v.name !== '' || v.target_url !== '' || v.event_types.length > 0 || v.books.length > 0 });
+  const form = draft.value;
+  const [busy, setBusy] = useState(false);
+  const [problem, setProblem] = useState<Problem | null>(null);
+  const toggle = (value: string, on: boolean) => draft.set((f) => ({ ...f, event_types: on ? [...f.event_types, value] : f.event_types.filter((v) => v !== value) }));
+  const toggleBook = (value: string, on: boolean) => draft.set((f) => ({ ...f, books: on ? [...(f.books ?? []), value] : (f.books ?? []).filter((v) => v !== value) }));
+  const books = form.books ?? [];
+  const submit = async (event: Event) => {
+    event.preventDefault();
+    if (busy) return;
+    setBusy(true);
+    const result = await call(client.POST('/v1/webhook-subscriptions', { body: { name: form.name.trim(), target_url: form.target_url.trim(), event_types: form.event_types, filters: books.map((value) => ({ type: 'book' as const, value })) } }));
+    setBusy(false);
+    if (!result.ok) return setProblem(result.problem);
+    setProblem(null);
+    draft.saved(EMPTY);
+    onCreated(result.data);
+  };
+  const eventErrors = fieldErrors(problem, 'event_types');
+  return (
+    <section class="card" aria-labelledby="create-subscription">
+      <h2 id="create-subscription">Add a subscription</h2>
+      <DraftNotice restored={draft.restored} onDiscard={() => draft.discard(EMPTY)} />
+      <form class="stack" onSubmit={submit} noValidate>
+        <TextInput label="Name" autoComplete="off" hint="What it is for, e.g. “CRM: new leads”." value={form.name} onValue={(name) => draft.set((f) => ({ ...f, name }))} errors={fieldErrors(problem, 'name')} />
+        <TextInput label="Endpoint URL" autoComplete="off" spellcheck={false} hint="Where the events are sent (https, on a public address)." value={form.target_url} onValue={(target_url) => draft.set((f) => ({ ...f, target_url }))} errors={fieldErrors(problem, 'target_url')} />
+        <fieldset aria-describedby={eventErrors ? 'event-errors' : undefined}>
+          <legend>Events</legend>
+          {!options && !optionsProblem && <Loading what="the events" />}
+          <ErrorMessage problem={optionsProblem} title="The list of events could not be read" />
+          <div class="check-grid">
+            {options?.event_types.map((type) => (
+              <label class="check" key={type.value}>
+                <input type="checkbox" checked={form.event_types.includes(type.value)} onChange={(event) => toggle(type.value, event.currentTarget.checked)} />
+                {type.label}
+              </label>
+            ))}
+          </div>
+          {eventErrors && (
+            <ul class="field-errors" id="event-errors">
+              {eventErrors.map((message) => <li key={message}>{message}</li>)}
+            </ul>
+          )}
+        </fieldset>
+        {options && options.books.length > 0 && (
+          <fieldset>
+            <legend>Only for these books (optional)</legend>
+            <p class="hint">None chosen: the events of every book.</p>
+            <div class="check-grid check-scroll">
+              {options.books.map((book) => (
+                <label class="check" key={book.value}>
+                  <input type="checkbox" checked={books.includes(book.value)} onChange={(event) => toggleBook(book.value, event.currentTarget.checked)} />
+                  {book.label}
+                </label>
+              ))}
+            </div>
+          </fieldset>
+        )}
+        <ErrorMessage problem={problem} shownFields={['name', 'target_url', 'event_types']} title="The subscription was not created" />
+        <Button type="submit" variant="primary" busy={busy}>Create subscription</Button>
+      </form>
+    </section>
+  );
+}

@@ -1,0 +1,114 @@
+/**
+ * Brand in Chromium: an admin is refused in words without a company name,
+ * sees a colour and a logo in the preview before saving, saves them (the
+ * logo uploaded as multipart through the typed client), finds them after a
+ * reload, keeps an unsaved edit over a reload, turns brand take-over on and
+ * sees the brand in a public book's reader. An editor sees the brand with no
+ * write control. Axe at 1280 and 360 px.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import type { Browser } from 'playwright-core';
+import sharp from 'sharp';
+import { insertBook } from '../factories.ts';
+import { assertAccessible, heading, launchWebBrowser, openApp, personIn, signInThroughScreen, startWebService, WEB_SKIP, type WebService } from './web-browser.ts';
+
+describe('brand in the application', { skip: WEB_SKIP }, () => {
+  let svc: WebService;
+  let browser: Browser;
+  let workspaceId: number;
+  let bookId: string;
+
+  before(async () => {
+    svc = await startWebService();
+    workspaceId = (await svc.workspace({ name: 'Branded', plan: 'company' })).id;
+    bookId = (await insertBook(svc, workspaceId, { name: 'Catalogue', status: 'publish', publishedDate: new Date() })).randomId;
+    browser = await launchWebBrowser();
+  });
+  after(async () => {
+    await browser?.close();
+    await svc?.stop();
+  });
+
+  it('previews, saves and takes over with the brand', async () => {
+    await personIn(svc, workspaceId, 'admin@example.com', 'admin');
+    const tab = await openApp(browser);
+    try {
+      const { page } = tab;
+      await signInThroughScreen(page, svc, 'admin@example.com');
+      await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Brand' }).click();
+      await heading(page, 'Brand');
+      await assertAccessible(page, 'Brand, none yet');
+
+      // Refused in words beside the fields.
+      await page.getByLabel('Website').fill('not a url');
+      await page.getByRole('button', { name: 'Save brand' }).click();
+      await page.getByRole('alert').filter({ hasText: 'The brand was not saved' }).waitFor();
+      assert.equal(await page.getByLabel('Company name').getAttribute('aria-invalid'), 'true');
+      assert.equal(await page.getByLabel('Website').getAttribute('aria-invalid'), 'true');
+      await assertAccessible(page, 'Brand, a refusal');
+
+      // The preview follows the form before it is saved.
+      await page.getByLabel('Company name').fill('Acme');
+      await page.getByLabel('Website').fill('https://acme.example');
+      await page.getByLabel('Bar colour').fill('#123456');
+      const preview = page.getByRole('img', { name: 'Preview of a reader page with the brand of Acme' });
+      await preview.waitFor();
+      assert.equal(await preview.locator('.brand-preview-bar').first().evaluate((e) => getComputedStyle(e).backgroundColor), 'rgb(18, 52, 86)');
+      const logo = await sharp({ create: { width: 200, height: 80, channels: 3, background: '#e03030' } }).png().toBuffer();
+      await page.getByLabel('Logo').setInputFiles({ name: 'logo.png', mimeType: 'image/png', buffer: logo });
+      await preview.locator('img[src^="data:image/png"]').waitFor();
+      await page.getByRole('button', { name: 'Save brand' }).click();
+      await page.getByText('The brand was saved.').waitFor();
+
+      await page.reload();
+      await heading(page, 'Brand');
+      assert.equal(await page.getByLabel('Company name').inputValue(), 'Acme');
+      assert.equal(await page.getByLabel('Bar colour').inputValue(), '#123456');
+      const stored = (await page.getByRole('img', { name: /brand of Acme/ }).locator('img').getAttribute('src'))!;
+      assert.doesNotMatch(stored, /^data:/);
+      assert.equal((await page.request.get(stored)).status(), 200);
+
+      // An unsaved edit survives a reload.
+      await page.getByLabel('About the brand').fill('Makers of everything');
+      await page.reload();
+      await heading(page, 'Brand');
+      await page.getByText('Your unsaved changes from before are back in the form.').waitFor();
+      assert.equal(await page.getByLabel('About the brand').inputValue(), 'Makers of everything');
+      await page.getByRole('button', { name: 'Save brand' }).click();
+      await page.getByText('The brand was saved.').waitFor();
+
+      await page.getByRole('button', { name: 'Turn on brand take-over' }).click();
+      await page.getByRole('button', { name: 'Turn off brand take-over' }).waitFor();
+      await assertAccessible(page, 'Brand, saved and taken over');
+
+      // The public reader now wears the brand.
+      const reader = await page.context().newPage();
+      await reader.goto(`${svc.origin}/read/${bookId}`);
+      await reader.getByRole('img', { name: 'Acme' }).waitFor();
+      assert.equal(await reader.locator('.brand-mark').getAttribute('href'), 'https://acme.example');
+      await reader.close();
+      assert.deepEqual(tab.problems.filter((p) => !p.includes('/read/')), []);
+    } finally {
+      await tab.close();
+    }
+  });
+
+  it('shows an editor the brand without write controls', async () => {
+    await personIn(svc, workspaceId, 'editor@example.com', 'editor');
+    const tab = await openApp(browser);
+    try {
+      const { page } = tab;
+      await signInThroughScreen(page, svc, 'editor@example.com');
+      await page.goto(`${svc.origin}/app/brand`);
+      await heading(page, 'Brand');
+      assert.equal(await page.getByLabel('Company name').inputValue(), 'Acme');
+      assert.equal(await page.getByRole('button', { name: 'Save brand' }).count(), 0);
+      assert.equal(await page.getByRole('button', { name: /brand take-over/ }).count(), 0);
+      await page.getByText('Only admins and owners change the brand.').waitFor();
+      await assertAccessible(page, 'Brand, an editor');
+    } finally {
+      await tab.close();
+    }
+  });
+});

@@ -1,0 +1,148 @@
+/**
+ * Webhooks in Chromium: an admin creates a subscription limited to a book,
+ * sending to a real receiver on 127.0.0.1 (a refusal first, in words beside
+ * the field), copies the signing secret shown once, sends a test event that
+ * arrives signed and shows as delivered in the log with its body, redelivers
+ * it, rotates the secret, disables and enables the subscription and deletes
+ * it after a confirmation. An editor sees no webhook controls. Axe at 1280
+ * and 360 px.
+ */
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import type { Browser } from 'playwright-core';
+import { insertBook } from '../factories.ts';
+import { eventually } from '../helpers.ts';
+import { startReceiver, verify, type Receiver } from '../webhooks/receiver.ts';
+import { assertAccessible, heading, launchWebBrowser, openApp, personIn, signInThroughScreen, startWebService, WEB_SKIP, type WebService } from './web-browser.ts';
+
+describe('webhooks in the application', { skip: WEB_SKIP }, () => {
+  let svc: WebService;
+  let browser: Browser;
+  let receiver: Receiver;
+  let workspaceId: number;
+
+  before(async () => {
+    // The worker sends deliveries; plain http to 127.0.0.1 is allowed for the local receiver only.
+    svc = await startWebService({ OUTBOUND_ALLOWED_HOSTS: '127.0.0.1' }, { worker: true });
+    receiver = await startReceiver();
+    workspaceId = (await svc.workspace({ name: 'Hooks' })).id;
+    await insertBook(svc, workspaceId, { name: 'Spring catalogue', status: 'publish', publishedDate: new Date() });
+    browser = await launchWebBrowser();
+  });
+  after(async () => {
+    await browser?.close();
+    await svc?.stop();
+    await receiver?.close();
+  });
+
+  it('creates a subscription, shows its secret once, delivers a test event to the receiver and logs it', async () => {
+    await personIn(svc, workspaceId, 'admin@example.com', 'admin');
+    const tab = await openApp(browser);
+    try {
+      const { page, context } = tab;
+      await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: svc.origin });
+      await signInThroughScreen(page, svc, 'admin@example.com');
+      await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Webhooks' }).click();
+      await heading(page, 'Webhooks');
+      await page.getByText('No subscriptions yet.').waitFor();
+      await page.getByRole('checkbox', { name: 'Link clicked' }).waitFor();
+      await assertAccessible(page, 'Webhooks, empty');
+
+      // A private address is refused, in words beside the field; what was typed stays.
+      await page.getByLabel('Name').fill('CRM');
+      await page.getByLabel('Endpoint URL').fill('http://10.0.0.1/hooks');
+      await page.getByRole('checkbox', { name: 'Flipbook created' }).check();
+      await page.getByRole('button', { name: 'Create subscription' }).click();
+      await page.getByRole('alert').filter({ hasText: 'The subscription was not created' }).waitFor();
+      assert.ok((await page.locator('.field-errors').first().innerText()).length > 0);
+      assert.equal(await page.getByLabel('Name').inputValue(), 'CRM');
+      await assertAccessible(page, 'Webhooks, a refusal');
+
+      await page.getByLabel('Endpoint URL').fill(`${receiver.url}/hooks`);
+      await page.getByRole('group', { name: 'Only for these books (optional)' }).getByRole('checkbox', { name: 'Spring catalogue' }).check();
+      await page.getByRole('button', { name: 'Create subscription' }).click();
+      await page.getByRole('heading', { name: 'The signing secret of “CRM”' }).waitFor();
+      const secret = await page.getByRole('textbox', { name: 'Signing secret' }).inputValue();
+      assert.match(secret, /^whsec_/);
+      await page.getByRole('button', { name: 'Copy', exact: true }).click();
+      await page.getByText('Copied.').waitFor();
+      assert.equal(await page.evaluate(() => navigator.clipboard.readText()), secret);
+      await assertAccessible(page, 'Webhooks, the secret shown');
+      await page.getByRole('button', { name: 'Done' }).click();
+      assert.equal(await page.getByRole('textbox', { name: 'Signing secret' }).count(), 0);
+
+      const list = page.getByRole('list', { name: 'Subscriptions' });
+      await list.getByRole('heading', { name: 'CRM' }).waitFor();
+      await list.getByText(`${receiver.url}/hooks`).waitFor();
+      await list.getByText('Active').waitFor();
+      await list.getByText('Spring catalogue').waitFor();
+
+      // A test event: it reaches the receiver, signed with the secret shown, and the log says so.
+      await page.getByRole('button', { name: 'Send test event to CRM' }).click();
+      await page.getByRole('heading', { name: 'Delivery log: CRM' }).waitFor();
+      const request = await eventually(async () => receiver.received.find((r) => r.path === '/hooks'), { timeoutMs: 30_000 });
+      const payload = verify(secret, request) as { type: string };
+      assert.equal(payload.type, 'flipbook.created');
+      const eventId = request.headers['webhook-id']!;
+      assert.match(eventId, /^evt_test_/);
+      const log = page.getByRole('table', { name: 'Deliveries to CRM, newest first' });
+      const row = log.getByRole('row').filter({ hasText: eventId }).first();
+      await row.getByRole('cell', { name: 'Delivered' }).waitFor({ timeout: 20_000 });
+      await row.getByRole('cell', { name: 'HTTP 200' }).waitFor();
+      await page.getByRole('button', { name: `Details of ${eventId}` }).click();
+      assert.match(await page.getByRole('region', { name: `Body sent for ${eventId}` }).innerText(), /flipbook\.created/);
+      assert.equal((await page.getByRole('region', { name: `Answer received for ${eventId}` }).innerText()).trim(), 'ok');
+      await assertAccessible(page, 'Webhooks, the delivery log');
+
+      // Redelivered: the same webhook-id arrives again.
+      await page.getByRole('button', { name: `Redeliver ${eventId}` }).click();
+      await eventually(async () => (receiver.of(eventId).length >= 2 ? true : undefined), { timeoutMs: 30_000 });
+
+      // A rotated secret is shown once, and differs.
+      await page.getByRole('button', { name: 'Rotate secret of CRM' }).click();
+      await page.getByRole('heading', { name: 'The new signing secret of “CRM”' }).waitFor();
+      const rotated = await page.getByRole('textbox', { name: 'Signing secret' }).inputValue();
+      assert.match(rotated, /^whsec_/);
+      assert.notEqual(rotated, secret);
+      await page.getByRole('button', { name: 'Done' }).click();
+
+      // Disabled and enabled again.
+      await page.getByRole('button', { name: 'Disable CRM' }).click();
+      await list.getByText('Disabled').waitFor();
+      const refused = receiver.received.length;
+      await page.getByRole('button', { name: 'Enable CRM' }).click();
+      await list.getByText('Active').waitFor();
+      assert.equal(receiver.received.length, refused);
+
+      // Deleted after a confirmation, by keyboard.
+      await page.getByRole('button', { name: 'Delete CRM' }).click();
+      const dialog = page.getByRole('dialog', { name: 'Delete “CRM”?' });
+      await dialog.waitFor();
+      await assertAccessible(page, 'Webhooks, delete dialog');
+      await dialog.getByRole('button', { name: 'Delete subscription' }).focus();
+      await page.keyboard.press('Enter');
+      await page.getByText('No subscriptions yet.').waitFor();
+      assert.equal(await page.getByRole('heading', { name: 'Delivery log: CRM' }).count(), 0);
+      assert.deepEqual(tab.problems, []);
+    } finally {
+      await tab.close();
+    }
+  });
+
+  it('gives an editor no webhook controls', async () => {
+    await personIn(svc, workspaceId, 'editor@example.com', 'editor');
+    const tab = await openApp(browser);
+    try {
+      const { page } = tab;
+      await signInThroughScreen(page, svc, 'editor@example.com');
+      await page.goto(`${svc.origin}/app/webhooks`);
+      await heading(page, 'Webhooks');
+      await page.getByText('Only admins and owners of the workspace see and manage its webhooks.', { exact: false }).waitFor();
+      assert.equal(await page.getByRole('button', { name: 'Create subscription' }).count(), 0);
+      assert.equal(await page.getByRole('button', { name: /^Delete/ }).count(), 0);
+      await assertAccessible(page, 'Webhooks, an editor');
+    } finally {
+      await tab.close();
+    }
+  });
+});

@@ -18415,6 +18415,8 @@ export interface operations {
                 cursor?: string;
                 /** @description One audit event type. */
                 event_type?: "access_requested" | "access_granted" | "access_rejected" | "document_downloaded" | "link_clicked" | "lead_form_submitted" | "form_widget_opened" | "checkout_widget_opened" | "checkout_redirect_clicked";
+                /** @description Only what was read on this version of the book (its number, as GET /v1/books/{book}/versions lists them): visits by the version they started on, events by the version the reader showed, leads by their visit, audit rows copied from a reader event by that event (access-gate decisions have no version and are kept). Page figures are numbered as in that version. Without it, every version counts. A version the book does not have matches nothing. */
+                version?: number;
             };
             header?: never;
             path?: never;
@@ -18550,6 +18552,8 @@ export interface operations {
                 tracked_link_id?: number;
                 /** @description Leave out the team's own rows: those of identified readers whose address is a workspace member's or listed (address or domain) in the analytics settings' `team_exclusions`. Default false. */
                 exclude_team?: boolean;
+                /** @description Only what was read on this version of the book (its number, as GET /v1/books/{book}/versions lists them): visits by the version they started on, events by the version the reader showed, leads by their visit, audit rows copied from a reader event by that event (access-gate decisions have no version and are kept). Page figures are numbered as in that version. Without it, every version counts. A version the book does not have matches nothing. */
+                version?: number;
             };
             header?: never;
             path?: never;
@@ -18703,6 +18707,8 @@ export interface operations {
                 tracked_link_id?: number;
                 /** @description Only visits from this host (exact, case-insensitive; the host only, as stored). */
                 source_host?: string;
+                /** @description Only what was read on this version of the book (its number, as GET /v1/books/{book}/versions lists them): visits by the version they started on, events by the version the reader showed, leads by their visit, audit rows copied from a reader event by that event (access-gate decisions have no version and are kept). Page figures are numbered as in that version. Without it, every version counts. A version the book does not have matches nothing. */
+                version?: number;
             };
             header?: never;
             path?: never;
@@ -18862,6 +18868,8 @@ export interface operations {
                 cursor?: string;
                 /** @description One interaction event type. */
                 event_type?: "session_started" | "page_segment_completed" | "link_clicked" | "document_downloaded" | "lead_form_submitted" | "form_widget_opened" | "checkout_widget_opened" | "checkout_redirect_clicked" | "session_ended";
+                /** @description Only what was read on this version of the book (its number, as GET /v1/books/{book}/versions lists them): visits by the version they started on, events by the version the reader showed, leads by their visit, audit rows copied from a reader event by that event (access-gate decisions have no version and are kept). Page figures are numbered as in that version. Without it, every version counts. A version the book does not have matches nothing. */
+                version?: number;
             };
             header?: never;
             path?: never;
@@ -19005,6 +19013,8 @@ export interface operations {
                 tracked_link_id?: number;
                 /** @description Leave out the team's own rows: those of identified readers whose address is a workspace member's or listed (address or domain) in the analytics settings' `team_exclusions`. Default false. */
                 exclude_team?: boolean;
+                /** @description Only what was read on this version of the book (its number, as GET /v1/books/{book}/versions lists them): visits by the version they started on, events by the version the reader showed, leads by their visit, audit rows copied from a reader event by that event (access-gate decisions have no version and are kept). Page figures are numbered as in that version. Without it, every version counts. A version the book does not have matches nothing. */
+                version?: number;
             };
             header?: never;
             path?: never;
@@ -19129,6 +19139,8 @@ export interface operations {
                 date?: string;
                 /** @description IANA time zone in which `date` days begin and end (e.g. `Europe/Paris`). Default `UTC`. */
                 tz?: string;
+                /** @description Only what was read on this version of the book (its number, as GET /v1/books/{book}/versions lists them): visits by the version they started on, events by the version the reader showed, leads by their visit, audit rows copied from a reader event by that event (access-gate decisions have no version and are kept). Page figures are numbered as in that version. Without it, every version counts. A version the book does not have matches nothing. */
+                version?: number;
             };
             header?: never;
             path?: never;
@@ -19267,6 +19279,8 @@ export interface operations {
                 page_number?: number;
                 /** @description Leave out the team's own rows: those of identified readers whose address is a workspace member's or listed (address or domain) in the analytics settings' `team_exclusions`. Default false. */
                 exclude_team?: boolean;
+                /** @description Only what was read on this version of the book (its number, as GET /v1/books/{book}/versions lists them): visits by the version they started on, events by the version the reader showed, leads by their visit, audit rows copied from a reader event by that event (access-gate decisions have no version and are kept). Page figures are numbered as in that version. Without it, every version counts. A version the book does not have matches nothing. */
+                version?: number;
             };
             header?: never;
             path?: never;
@@ -19404,6 +19418,8 @@ export interface operations {
                 include_anonymous?: boolean;
                 /** @description `recent`: last visit first (default); `engagement`: highest average engagement first. */
                 sort?: "recent" | "engagement";
+                /** @description Only what was read on this version of the book (its number, as GET /v1/books/{book}/versions lists them): visits by the version they started on, events by the version the reader showed, leads by their visit, audit rows copied from a reader event by that event (access-gate decisions have no version and are kept). Page figures are numbered as in that version. Without it, every version counts. A version the book does not have matches nothing. */
+                version?: number;
             };
             header?: never;
             path?: never;
@@ -19532,6 +19548,8 @@ export interface operations {
                 book_id: string;
                 /** @description The visit (a view event's id). A visit of another book or workspace matches nothing. */
                 view_event_id: number;
+                /** @description Only what was read on this version of the book (its number, as GET /v1/books/{book}/versions lists them): visits by the version they started on, events by the version the reader showed, leads by their visit, audit rows copied from a reader event by that event (access-gate decisions have no version and are kept). Page figures are numbered as in that version. Without it, every version counts. A version the book does not have matches nothing. */
+                version?: number;
             };
             header?: never;
             path?: never;
@@ -19684,6 +19702,8 @@ export interface operations {
                 viewer_id?: number;
                 /** @description Leave out the team's own rows: those of identified readers whose address is a workspace member's or listed (address or domain) in the analytics settings' `team_exclusions`. Default false. */
                 exclude_team?: boolean;
+                /** @description Only what was read on this version of the book (its number, as GET /v1/books/{book}/versions lists them): visits by the version they started on, events by the version the reader showed, leads by their visit, audit rows copied from a reader event by that event (access-gate decisions have no version and are kept). Page figures are numbered as in that version. Without it, every version counts. A version the book does not have matches nothing. */
+                version?: number;
                 /** @description Start the file with a UTF-8 byte-order mark (default true: Excel then reads non-ASCII text correctly). `false` drops it. */
                 bom?: boolean;
             };
@@ -19801,6 +19821,8 @@ export interface operations {
                 tracked_link_id?: number;
                 /** @description Leave out the team's own rows: those of identified readers whose address is a workspace member's or listed (address or domain) in the analytics settings' `team_exclusions`. Default false. */
                 exclude_team?: boolean;
+                /** @description Only what was read on this version of the book (its number, as GET /v1/books/{book}/versions lists them): visits by the version they started on, events by the version the reader showed, leads by their visit, audit rows copied from a reader event by that event (access-gate decisions have no version and are kept). Page figures are numbered as in that version. Without it, every version counts. A version the book does not have matches nothing. */
+                version?: number;
                 /** @description Start the file with a UTF-8 byte-order mark (default true: Excel then reads non-ASCII text correctly). `false` drops it. */
                 bom?: boolean;
             };
@@ -19919,6 +19941,8 @@ export interface operations {
                 event_type?: "access_requested" | "access_granted" | "access_rejected" | "document_downloaded" | "link_clicked" | "lead_form_submitted" | "form_widget_opened" | "checkout_widget_opened" | "checkout_redirect_clicked";
                 /** @description Leave out the team's own rows: those of identified readers whose address is a workspace member's or listed (address or domain) in the analytics settings' `team_exclusions`. Default false. */
                 exclude_team?: boolean;
+                /** @description Only what was read on this version of the book (its number, as GET /v1/books/{book}/versions lists them): visits by the version they started on, events by the version the reader showed, leads by their visit, audit rows copied from a reader event by that event (access-gate decisions have no version and are kept). Page figures are numbered as in that version. Without it, every version counts. A version the book does not have matches nothing. */
+                version?: number;
                 /** @description Start the file with a UTF-8 byte-order mark (default true: Excel then reads non-ASCII text correctly). `false` drops it. */
                 bom?: boolean;
             };
@@ -20041,6 +20065,8 @@ export interface operations {
                 event_type?: "session_started" | "page_segment_completed" | "link_clicked" | "document_downloaded" | "lead_form_submitted" | "form_widget_opened" | "checkout_widget_opened" | "checkout_redirect_clicked" | "session_ended";
                 /** @description Leave out the team's own rows: those of identified readers whose address is a workspace member's or listed (address or domain) in the analytics settings' `team_exclusions`. Default false. */
                 exclude_team?: boolean;
+                /** @description Only what was read on this version of the book (its number, as GET /v1/books/{book}/versions lists them): visits by the version they started on, events by the version the reader showed, leads by their visit, audit rows copied from a reader event by that event (access-gate decisions have no version and are kept). Page figures are numbered as in that version. Without it, every version counts. A version the book does not have matches nothing. */
+                version?: number;
                 /** @description Start the file with a UTF-8 byte-order mark (default true: Excel then reads non-ASCII text correctly). `false` drops it. */
                 bom?: boolean;
             };
@@ -20158,6 +20184,8 @@ export interface operations {
                 session_id?: string;
                 /** @description Leave out the team's own rows: those of identified readers whose address is a workspace member's or listed (address or domain) in the analytics settings' `team_exclusions`. Default false. */
                 exclude_team?: boolean;
+                /** @description Only what was read on this version of the book (its number, as GET /v1/books/{book}/versions lists them): visits by the version they started on, events by the version the reader showed, leads by their visit, audit rows copied from a reader event by that event (access-gate decisions have no version and are kept). Page figures are numbered as in that version. Without it, every version counts. A version the book does not have matches nothing. */
+                version?: number;
                 /** @description Start the file with a UTF-8 byte-order mark (default true: Excel then reads non-ASCII text correctly). `false` drops it. */
                 bom?: boolean;
             };
@@ -20273,6 +20301,8 @@ export interface operations {
                 tracked_link_id?: number;
                 /** @description Leave out the team's own rows: those of identified readers whose address is a workspace member's or listed (address or domain) in the analytics settings' `team_exclusions`. Default false. */
                 exclude_team?: boolean;
+                /** @description Only what was read on this version of the book (its number, as GET /v1/books/{book}/versions lists them): visits by the version they started on, events by the version the reader showed, leads by their visit, audit rows copied from a reader event by that event (access-gate decisions have no version and are kept). Page figures are numbered as in that version. Without it, every version counts. A version the book does not have matches nothing. */
+                version?: number;
                 /** @description Start the file with a UTF-8 byte-order mark (default true: Excel then reads non-ASCII text correctly). `false` drops it. */
                 bom?: boolean;
             };
@@ -20394,6 +20424,8 @@ export interface operations {
                 page_number?: number;
                 /** @description Leave out the team's own rows: those of identified readers whose address is a workspace member's or listed (address or domain) in the analytics settings' `team_exclusions`. Default false. */
                 exclude_team?: boolean;
+                /** @description Only what was read on this version of the book (its number, as GET /v1/books/{book}/versions lists them): visits by the version they started on, events by the version the reader showed, leads by their visit, audit rows copied from a reader event by that event (access-gate decisions have no version and are kept). Page figures are numbered as in that version. Without it, every version counts. A version the book does not have matches nothing. */
+                version?: number;
                 /** @description Start the file with a UTF-8 byte-order mark (default true: Excel then reads non-ASCII text correctly). `false` drops it. */
                 bom?: boolean;
             };
@@ -20515,6 +20547,8 @@ export interface operations {
                 include_anonymous?: boolean;
                 /** @description Leave out the team's own rows: those of identified readers whose address is a workspace member's or listed (address or domain) in the analytics settings' `team_exclusions`. Default false. */
                 exclude_team?: boolean;
+                /** @description Only what was read on this version of the book (its number, as GET /v1/books/{book}/versions lists them): visits by the version they started on, events by the version the reader showed, leads by their visit, audit rows copied from a reader event by that event (access-gate decisions have no version and are kept). Page figures are numbered as in that version. Without it, every version counts. A version the book does not have matches nothing. */
+                version?: number;
                 /** @description Start the file with a UTF-8 byte-order mark (default true: Excel then reads non-ASCII text correctly). `false` drops it. */
                 bom?: boolean;
             };

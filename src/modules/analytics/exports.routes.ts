@@ -15,9 +15,9 @@ import { csvStream, type CsvExport } from './csv.ts';
 import { EXPORT_COLUMNS, type ExportsService } from './exports.service.ts';
 import { INTERACTION_EVENT_TYPES } from './reader-events.schemas.ts';
 
-const { date, tz, viewer_id, tracked_link_id, session_id, page_number, exclude_team } = filters;
+const { date, tz, viewer_id, tracked_link_id, session_id, page_number, exclude_team, version } = filters;
 const bom = Type.Optional(Type.Boolean({ default: true, description: 'Start the file with a UTF-8 byte-order mark (default true: Excel then reads non-ASCII text correctly). `false` drops it.' }));
-const query = <T extends TProperties>(properties: T) => Type.Object({ ...properties, exclude_team, bom }, { additionalProperties: false });
+const query = <T extends TProperties>(properties: T) => Type.Object({ ...properties, exclude_team, version, bom }, { additionalProperties: false });
 
 const CSV_RESPONSE = {
   503: ANALYTICS_ERRORS[503],

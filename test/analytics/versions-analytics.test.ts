@@ -8,19 +8,22 @@
 import assert from 'node:assert/strict';
 import { randomUUID } from 'node:crypto';
 import { after, before, describe, it } from 'node:test';
+import { asc } from 'drizzle-orm';
 import { PDFDocument, StandardFonts, rgb } from 'pdf-lib';
+import { bookPageFingerprints } from '../../src/modules/books/books.tables.ts';
+import { matchPages, textHash } from '../../src/modules/books/page-fingerprints.ts';
 import { sendMultipart, startService, uploadFile, waitForBatch, type TestService } from '../helpers.ts';
 
 /** A PDF whose pages carry these headings (one page each), drawn large so each page's image differs too. */
 async function headingsPdf(headings: string[]): Promise<Buffer> {
   const doc = await PDFDocument.create();
   const font = await doc.embedFont(StandardFonts.HelveticaBold);
-  headings.forEach((heading, i) => {
+  headings.forEach((heading) => {
     const page = doc.addPage([595, 842]);
     page.drawText(heading, { x: 60, y: 700, size: 40, font, color: rgb(0.1, 0.1, 0.4) });
     page.drawText(`Section about ${heading.toLowerCase()}: what it is and how to use it.`, { x: 60, y: 620, size: 14, font });
     // A block whose place depends on the heading, so the small image hashes differ between pages.
-    page.drawRectangle({ x: 60 + (i % 4) * 110, y: 150 + (heading.length % 5) * 60, width: 120, height: 200, color: rgb(0.2, 0.5, 0.3) });
+    page.drawRectangle({ x: 60 + (heading.charCodeAt(0) % 4) * 110, y: 150 + (heading.length % 5) * 60, width: 120, height: 200, color: rgb(0.2, 0.5, 0.3) });
   });
   return Buffer.from(await doc.save());
 }
@@ -114,6 +117,19 @@ describe('analytics per book version', () => {
     assert.deepEqual(pageFigures((await get('page-performance')).data), expectedPages(sent, 5), 'without the filter: every version, as before');
     assert.deepEqual((await get('page-performance', { version: 7 })).data, [], 'a version the book does not have matches nothing');
 
+    // Pages across versions: version 2's pages 4 and 5 are version 1's 3 and 4 (a page was inserted before them); its page 3 is new.
+    const fingerprints = await svc.runtime.database.db.select().from(bookPageFingerprints).orderBy(asc(bookPageFingerprints.version), asc(bookPageFingerprints.pageNumber));
+    assert.deepEqual(fingerprints.filter((f) => f.version === 2).map((f) => [f.pageNumber, f.matchVersion, f.matchPage]),
+      [[1, 1, 1], [2, 1, 2], [3, null, null], [4, 1, 3], [5, 1, 4]]);
+    assert.equal(fingerprints.filter((f) => f.version === 1).length, 4);
+    const asInV2 = new Map([[1, 1], [2, 2], [3, 4], [4, 5]]);
+    const followed = [...v2, ...v1.map((e) => ({ ...e, page: asInV2.get(e.page)! }))];
+    assert.deepEqual(pageFigures((await get('page-performance', { version: 2, across_versions: true })).data), expectedPages(followed, 5));
+    assert.deepEqual(pageFigures((await get('page-performance', { across_versions: true })).data), expectedPages(followed, 5), 'the current version by default');
+    const acrossCsv = await csv('page-performance', '&across_versions=true');
+    assert.deepEqual(acrossCsv.slice(1).map((line) => line.split(',').slice(0, 4).map(Number)),
+      expectedPages(followed, 5).map((p) => [p.page_number, p.unique_readers, p.total_segments, p.total_active_ms]));
+
     // Visits, events, readers, reader pages, the flow, a visit's pages and the journey.
     const visits = async (version?: number) => ((await get('book-view-events', version ? { version } : {})).data as { id: number }[]).map((v) => v.id);
     const [v1Visits, v2Visits, allVisits] = [await visits(1), await visits(2), await visits()];
@@ -140,5 +156,21 @@ describe('analytics per book version', () => {
       expectedPages(v2, 5).map((p) => [p.page_number, p.unique_readers, p.total_segments, p.total_active_ms]));
     assert.equal((await csv('interaction-events', '&version=1&event_type=page_segment_completed')).length, 1 + v1.length);
     assert.equal((await csv('interaction-events', '&event_type=page_segment_completed')).length, 1 + sent.length);
+  });
+});
+
+describe('page matching across versions', () => {
+  it('matches a page by its text and a near image, never a changed or new one, each old page once', () => {
+    const fp = (pageNumber: number, text: string, imageHash: string) => ({ pageNumber, textHash: textHash(text), imageHash });
+    const old = [fp(1, 'Cover', 'ffff0000ffff0000'), fp(2, 'Prices  2026', '00ff00ff00ff00ff'), fp(3, 'Contact', '0f0f0f0f0f0f0f0f'), fp(4, '', 'f0f0f0f0f0f0f0f0')];
+    const fresh = [
+      fp(1, 'cover', 'ffff0000ffff0001'), // same text once normalised, 1 bit off: the same page
+      fp(2, 'Prices 2026', 'ff00ff00ff00ff00'), // same text, a new picture: changed
+      fp(3, 'Inserted', '0f0f0f0f0f0f0f0f'), // new text: new page
+      fp(4, 'Contact!', '0f0f0f0f0f0f0f0f'),
+      fp(5, '', 'f0f0f0f0f0f0f0f1'), // no text: the image alone, near
+      fp(6, 'Contact', '0f0f0f0f0f0f0f0f'), // the old page 3 is already taken
+    ];
+    assert.deepEqual([...matchPages(fresh, old)], [[1, 1], [4, 3], [5, 4]]);
   });
 });

@@ -19013,6 +19013,8 @@ export interface operations {
                 tracked_link_id?: number;
                 /** @description Leave out the team's own rows: those of identified readers whose address is a workspace member's or listed (address or domain) in the analytics settings' `team_exclusions`. Default false. */
                 exclude_team?: boolean;
+                /** @description Count, under the page numbers of `version` (default: the current version), what was read on earlier versions' pages that match them: same text and a near image (docs/book-versions.md, "Pages across versions"). A page inserted before a page does not split its figures. Default false: that version only. */
+                across_versions?: boolean;
                 /** @description Only what was read on this version of the book (its number, as GET /v1/books/{book}/versions lists them): visits by the version they started on, events by the version the reader showed, leads by their visit, audit rows copied from a reader event by that event (access-gate decisions have no version and are kept). Page figures are numbered as in that version. Without it, every version counts. A version the book does not have matches nothing. */
                 version?: number;
             };
@@ -20299,6 +20301,8 @@ export interface operations {
                 tz?: string;
                 /** @description Only visits that came through this tracked link (of this book; another matches nothing). */
                 tracked_link_id?: number;
+                /** @description Count, under the page numbers of `version` (default: the current version), what was read on earlier versions' pages that match them: same text and a near image (docs/book-versions.md, "Pages across versions"). A page inserted before a page does not split its figures. Default false: that version only. */
+                across_versions?: boolean;
                 /** @description Leave out the team's own rows: those of identified readers whose address is a workspace member's or listed (address or domain) in the analytics settings' `team_exclusions`. Default false. */
                 exclude_team?: boolean;
                 /** @description Only what was read on this version of the book (its number, as GET /v1/books/{book}/versions lists them): visits by the version they started on, events by the version the reader showed, leads by their visit, audit rows copied from a reader event by that event (access-gate decisions have no version and are kept). Page figures are numbered as in that version. Without it, every version counts. A version the book does not have matches nothing. */

@@ -10,6 +10,7 @@ import type { Db } from '../../platform/db/database.ts';
 import { ERRORS } from '../../platform/errors.ts';
 import { findWorkspaceBook } from '../books/books.service.ts';
 import { versionPageCount } from '../books/book-versions.ts';
+import { matchedPagesOf } from '../books/page-fingerprints.ts';
 import type { BookRow } from '../books/books.tables.ts';
 import { AnalyticsEventsService, type PageQuery } from './analytics-events.service.ts';
 import { AnalyticsReader, type AnalyticsFilter } from './analytics-sql.ts';
@@ -40,6 +41,8 @@ export interface AnalyticsQuery {
   exclude_team?: boolean | undefined;
   /** Only what was read on this version of the book. */
   version?: number | undefined;
+  /** Page figures: also count matching pages of earlier versions under `version`'s (default: the current version's) page numbers. */
+  across_versions?: boolean | undefined;
 }
 
 export const DEFAULT_LIMIT = 100;
@@ -69,15 +72,17 @@ export class AnalyticsQueriesService {
   async scope(caller: Caller, q: AnalyticsQuery): Promise<{ book: BookRow; filter: AnalyticsFilter }> {
     const range = parseDateRange(q.date, q.tz);
     const found = await findWorkspaceBook(this.db, caller.workspaceId, q.book_id);
+    const version = q.version ?? (q.across_versions ? found.currentVersion : undefined);
     // Per version, pages are that version's: the page list runs to its page count (0 for a version the book does not have).
-    const book = q.version === undefined ? found : { ...found, pageCount: await versionPageCount(this.db, found, q.version) };
+    const book = version === undefined ? found : { ...found, pageCount: await versionPageCount(this.db, found, version) };
     return {
       book,
       filter: {
         bookId: book.id, range, viewerId: q.viewer_id, trackedLinkId: q.tracked_link_id,
         sessionId: q.session_id, pageNumber: q.page_number, eventType: q.event_type,
         excludeViewerIds: q.exclude_team ? await this.workspace.teamViewerIds(caller.workspaceId) : undefined,
-        version: q.version,
+        version,
+        matchedPages: q.across_versions && version !== undefined ? await matchedPagesOf(this.db, found.id, version) : undefined,
       },
     };
   }

@@ -25,6 +25,11 @@ export interface AnalyticsFilter {
   excludeViewerIds?: readonly number[] | undefined;
   /** `version`: only what was read on this version of the book (docs/book-versions.md, "Analytics per version"). */
   version?: number | undefined;
+  /**
+   * `across_versions` (page figures, with `version`): the pages of earlier versions that match a page of
+   * `version` (book_page_fingerprints), whose segments count under that page's number in `version`.
+   */
+  matchedPages?: readonly { version: number; page: number; as: number }[] | undefined;
 }
 
 /**

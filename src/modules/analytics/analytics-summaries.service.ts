@@ -70,11 +70,31 @@ export interface BookFlow {
 
 /** The page segments a filter selects, with a reader key (viewer, else the anonymous session). */
 function segments(f: AnalyticsFilter, extra: SQL = sql``): SQL {
+  if (f.version !== undefined && f.matchedPages) return segmentsAcrossVersions(f, f.version, f.matchedPages, extra);
   return sql`
     select e.id, e.page_number, e.active_ms, e.viewer_id, e.session_id, e.sequence, e.occurred_at,
            case when e.viewer_id is null then 's:' || e.session_id else 'v:' || e.viewer_id end as reader
     from interaction_events e
     where ${filterConditions('e', 'occurred_at', f, { session: true, page: true })} and e.event_type = 'page_segment_completed' ${extra}`;
+}
+
+/**
+ * The segments of `version` and those read on earlier versions' pages that
+ * match one of its pages, numbered as in `version` (a page inserted before
+ * them moved them on by one; their figures follow them).
+ */
+function segmentsAcrossVersions(f: AnalyticsFilter, version: number, matched: readonly { version: number; page: number; as: number }[], extra: SQL): SQL {
+  const map = matched.length > 0
+    ? sql.join(matched.map((m) => sql`(${m.version}::int, ${m.page}::int, ${m.as}::int)`), sql`, `)
+    : sql`(0, 0, 0)`;
+  return sql`
+    select e.id, case when coalesce(e.book_version, 1) = ${version} then e.page_number else m.as_page end as page_number,
+           e.active_ms, e.viewer_id, e.session_id, e.sequence, e.occurred_at,
+           case when e.viewer_id is null then 's:' || e.session_id else 'v:' || e.viewer_id end as reader
+    from interaction_events e
+    left join (values ${map}) as m(v, p, as_page) on m.v = coalesce(e.book_version, 1) and m.p = e.page_number
+    where ${filterConditions('e', 'occurred_at', { ...f, version: undefined }, { session: true })} and e.event_type = 'page_segment_completed'
+      and (coalesce(e.book_version, 1) = ${version} or m.as_page is not null) ${extra}`;
 }
 
 const div = (a: number, b: number) => (b > 0 ? a / b : 0);

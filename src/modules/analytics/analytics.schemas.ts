@@ -48,7 +48,12 @@ export const ViewEventsQuery = withVersion({
   source_host: Type.Optional(Type.String({ minLength: 1, maxLength: 255, description: 'Only visits from this host (exact, case-insensitive; the host only, as stored).' })),
 });
 export const BookFlowQuery = withVersion({ book_id, date, tz, tracked_link_id, exclude_team });
-export const PagePerformanceQuery = withVersion({ book_id, date, tz, tracked_link_id, exclude_team });
+export const acrossVersions = Type.Optional(Type.Boolean({
+  default: false,
+  description: 'Count, under the page numbers of `version` (default: the current version), what was read on earlier versions\' pages that match them: ' +
+    'same text and a near image (docs/book-versions.md, "Pages across versions"). A page inserted before a page does not split its figures. Default false: that version only.',
+}));
+export const PagePerformanceQuery = withVersion({ book_id, date, tz, tracked_link_id, exclude_team, across_versions: acrossVersions });
 export const ReaderPagesQuery = withVersion({ book_id, viewer_id, session_id, date, tz, tracked_link_id, page_number, exclude_team });
 export const ReadersQuery = withVersion({
   book_id, exclude_team, viewer_id, session_id, date, tz, tracked_link_id, limit, cursor,

@@ -9,7 +9,7 @@ import { Type, type TProperties, type TSchema } from 'typebox';
 import { authOf } from '../../platform/http/route-config.ts';
 import { BookParams } from '../books/books.schemas.ts';
 import { ANALYTICS_ERRORS } from './analytics.routes.ts';
-import { filters } from './analytics.schemas.ts';
+import { acrossVersions, filters } from './analytics.schemas.ts';
 import { AUDIT_EVENT_TYPES } from './audit.ts';
 import { csvStream, type CsvExport } from './csv.ts';
 import { EXPORT_COLUMNS, type ExportsService } from './exports.service.ts';
@@ -93,7 +93,7 @@ export const exportsRoutes: FastifyPluginAsyncTypebox<{ exports: ExportsService 
 
   app.get('/exports/books/:book/page-performance', {
     schema: schema('exportPagePerformance', 'Page performance (CSV)', 'The page summaries of GET /analytics/page-performance with the same filters, one row per page.' + columns('pages'),
-      query({ date, tz, tracked_link_id })),
+      query({ date, tz, tracked_link_id, across_versions: acrossVersions })),
     config: company,
   }, async (request, reply) => send(reply, await exports.pagePerformance(authOf(request), { ...request.query, book_id: request.params.book }), request.query.bom));
 

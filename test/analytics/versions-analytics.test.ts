@@ -54,6 +54,16 @@ describe('analytics per book version', () => {
     return res.body as { data: never; meta?: Record<string, unknown> };
   };
   /** One page segment through POST /read/{id}/events, as the reader showing `version` sends it. */
+  async function click(session: string, version: number, page: number) {
+    const seq = seqs.get(session) ?? 0;
+    seqs.set(session, seq + 1);
+    const res = await fetch(`${svc.url}/read/${id}/events`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'user-agent': 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36' },
+      body: JSON.stringify({ session_id: session, events: [{ seq, type: 'link_clicked', page, metadata: { url: 'https://shop.example/' } }], context: { ver: version } }),
+    });
+    assert.equal(res.status, 200, await res.text());
+  }
   async function read(session: string, version: number, page: number, ms: number) {
     const seq = seqs.get(session) ?? 0;
     seqs.set(session, seq + 1);
@@ -148,6 +158,13 @@ describe('analytics per book version', () => {
     assert.equal(((await get('reading-session-pages', { view_event_id: v1Visits[0]!, version: 2 })).meta as { found: boolean }).found, false);
     const bad = await svc.request('GET', '/v1/analytics/page-performance', { key, query: { book_id: id, version: 0 } });
     assert.equal(bad.status, 422, bad.text);
+
+    // Audit rows copied from a reader event follow that event's version.
+    await click(a, 1, 3);
+    await click(c, 2, 5);
+    await click(d, 2, 4);
+    const clicks = async (version?: number) => ((await get('audit-log', { event_type: 'link_clicked', ...(version ? { version } : {}) })).data as { page_number: number }[]).map((e) => e.page_number).sort();
+    assert.deepEqual([await clicks(1), await clicks(2), await clicks()], [[3], [4, 5], [3, 4, 5]]);
 
     // The exports take the same filter.
     const pagesCsv = await csv('page-performance', '&version=2');

@@ -2103,7 +2103,7 @@ export interface paths {
         };
         /**
          * How readers move through a book
-         * @description Page-to-page transitions within visits: a visit's page segments in the reader's own order; each change of page is a transition (`from_page` → `to_page`, with `count` and distinct `readers`), most frequent first. Per page: `views` (segments), `entries` (visits that began there) and `exits` (visits whose last page it was); every page of the book is listed. `meta.visits` counts the visits with at least one page segment. Exact while the range holds up to 200,000 page segments (ANALYTICS_EXACT_MAX_SEGMENTS) or a `viewer_id`, `session_id`, `tracked_link_id` or `page_number` filter is given; above that from per-day rollups: views, entries, exits and transition counts still exact, transition `readers` a HyperLogLog estimate. `date` is read in `tz` (see the parameter); `viewer_id`, `tracked_link_id` of another workspace or book match nothing. A statement running longer than ANALYTICS_STATEMENT_TIMEOUT_MS is stopped and answers 503 ServiceUnavailableException: narrow the date range.
+         * @description Page-to-page transitions within visits: a visit's page segments in the reader's own order; each change of page is a transition (`from_page` → `to_page`, with `count` and distinct `readers`), most frequent first. Per page: `views` (segments), `entries` (visits that began there) and `exits` (visits whose last page it was); every page of the book is listed. `meta.visits` counts the visits with at least one page segment. Exact while the range holds up to 200,000 page segments (ANALYTICS_EXACT_MAX_SEGMENTS) or a `viewer_id`, `session_id`, `tracked_link_id`, `page_number` or `version` filter is given; above that from per-day rollups: views, entries, exits and transition counts still exact, transition `readers` a HyperLogLog estimate. `date` is read in `tz` (see the parameter); `viewer_id`, `tracked_link_id` of another workspace or book match nothing. A statement running longer than ANALYTICS_STATEMENT_TIMEOUT_MS is stopped and answers 503 ServiceUnavailableException: narrow the date range.
          *
          *     **Scope:** `analytics:read`.
          *     **Plan:** company (Reader analytics operations (/analytics/*)).
@@ -2181,7 +2181,7 @@ export interface paths {
         };
         /**
          * Engagement per page, all readers
-         * @description One page summary per page of the book (pages nobody read included, with zeros), from `page_segment_completed` events: a reader is an identified viewer, or an anonymous visit. Segment counts and active-time totals are always exact; they equal the sum of reader-pages rows for identified readers and the page-performance export of the same filter. Medians and `unique_readers` are exact while the range holds up to 200,000 page segments (ANALYTICS_EXACT_MAX_SEGMENTS) or a `viewer_id`, `session_id` or `tracked_link_id` filter is given; above that they come from per-day rollups: the median within 1.1 % (log histogram), `unique_readers` a HyperLogLog estimate (standard error 2.3 %). Events of the last minutes and partial days of a range in another time zone are always counted (read from the raw events). `date` is read in `tz` (see the parameter); `viewer_id`, `tracked_link_id` of another workspace or book match nothing. A statement running longer than ANALYTICS_STATEMENT_TIMEOUT_MS is stopped and answers 503 ServiceUnavailableException: narrow the date range.
+         * @description One page summary per page of the book (pages nobody read included, with zeros), from `page_segment_completed` events: a reader is an identified viewer, or an anonymous visit. Segment counts and active-time totals are always exact; they equal the sum of reader-pages rows for identified readers and the page-performance export of the same filter. Medians and `unique_readers` are exact while the range holds up to 200,000 page segments (ANALYTICS_EXACT_MAX_SEGMENTS) or a `viewer_id`, `session_id`, `tracked_link_id` or `version` filter is given; above that they come from per-day rollups: the median within 1.1 % (log histogram), `unique_readers` a HyperLogLog estimate (standard error 2.3 %). Events of the last minutes and partial days of a range in another time zone are always counted (read from the raw events). `date` is read in `tz` (see the parameter); `viewer_id`, `tracked_link_id` of another workspace or book match nothing. A statement running longer than ANALYTICS_STATEMENT_TIMEOUT_MS is stopped and answers 503 ServiceUnavailableException: narrow the date range.
          *
          *     **Scope:** `analytics:read`.
          *     **Plan:** company (Reader analytics operations (/analytics/*)).
@@ -18415,6 +18415,8 @@ export interface operations {
                 cursor?: string;
                 /** @description One audit event type. */
                 event_type?: "access_requested" | "access_granted" | "access_rejected" | "document_downloaded" | "link_clicked" | "lead_form_submitted" | "form_widget_opened" | "checkout_widget_opened" | "checkout_redirect_clicked";
+                /** @description Only what was read on this version of the book (its number, as GET /v1/books/{book}/versions lists them): visits by the version they started on, events by the version the reader showed, leads by their visit, audit rows copied from a reader event by that event (access-gate decisions have no version and are kept). Page figures are numbered as in that version. Without it, every version counts. A version the book does not have matches nothing. */
+                version?: number;
             };
             header?: never;
             path?: never;
@@ -18550,6 +18552,8 @@ export interface operations {
                 tracked_link_id?: number;
                 /** @description Leave out the team's own rows: those of identified readers whose address is a workspace member's or listed (address or domain) in the analytics settings' `team_exclusions`. Default false. */
                 exclude_team?: boolean;
+                /** @description Only what was read on this version of the book (its number, as GET /v1/books/{book}/versions lists them): visits by the version they started on, events by the version the reader showed, leads by their visit, audit rows copied from a reader event by that event (access-gate decisions have no version and are kept). Page figures are numbered as in that version. Without it, every version counts. A version the book does not have matches nothing. */
+                version?: number;
             };
             header?: never;
             path?: never;
@@ -18703,6 +18707,8 @@ export interface operations {
                 tracked_link_id?: number;
                 /** @description Only visits from this host (exact, case-insensitive; the host only, as stored). */
                 source_host?: string;
+                /** @description Only what was read on this version of the book (its number, as GET /v1/books/{book}/versions lists them): visits by the version they started on, events by the version the reader showed, leads by their visit, audit rows copied from a reader event by that event (access-gate decisions have no version and are kept). Page figures are numbered as in that version. Without it, every version counts. A version the book does not have matches nothing. */
+                version?: number;
             };
             header?: never;
             path?: never;
@@ -18862,6 +18868,8 @@ export interface operations {
                 cursor?: string;
                 /** @description One interaction event type. */
                 event_type?: "session_started" | "page_segment_completed" | "link_clicked" | "document_downloaded" | "lead_form_submitted" | "form_widget_opened" | "checkout_widget_opened" | "checkout_redirect_clicked" | "session_ended";
+                /** @description Only what was read on this version of the book (its number, as GET /v1/books/{book}/versions lists them): visits by the version they started on, events by the version the reader showed, leads by their visit, audit rows copied from a reader event by that event (access-gate decisions have no version and are kept). Page figures are numbered as in that version. Without it, every version counts. A version the book does not have matches nothing. */
+                version?: number;
             };
             header?: never;
             path?: never;
@@ -19005,6 +19013,10 @@ export interface operations {
                 tracked_link_id?: number;
                 /** @description Leave out the team's own rows: those of identified readers whose address is a workspace member's or listed (address or domain) in the analytics settings' `team_exclusions`. Default false. */
                 exclude_team?: boolean;
+                /** @description Count, under the page numbers of `version` (default: the current version), what was read on earlier versions' pages that match them: same text and a near image (docs/book-versions.md, "Pages across versions"). A page inserted before a page does not split its figures. Default false: that version only. */
+                across_versions?: boolean;
+                /** @description Only what was read on this version of the book (its number, as GET /v1/books/{book}/versions lists them): visits by the version they started on, events by the version the reader showed, leads by their visit, audit rows copied from a reader event by that event (access-gate decisions have no version and are kept). Page figures are numbered as in that version. Without it, every version counts. A version the book does not have matches nothing. */
+                version?: number;
             };
             header?: never;
             path?: never;
@@ -19129,6 +19141,8 @@ export interface operations {
                 date?: string;
                 /** @description IANA time zone in which `date` days begin and end (e.g. `Europe/Paris`). Default `UTC`. */
                 tz?: string;
+                /** @description Only what was read on this version of the book (its number, as GET /v1/books/{book}/versions lists them): visits by the version they started on, events by the version the reader showed, leads by their visit, audit rows copied from a reader event by that event (access-gate decisions have no version and are kept). Page figures are numbered as in that version. Without it, every version counts. A version the book does not have matches nothing. */
+                version?: number;
             };
             header?: never;
             path?: never;
@@ -19267,6 +19281,8 @@ export interface operations {
                 page_number?: number;
                 /** @description Leave out the team's own rows: those of identified readers whose address is a workspace member's or listed (address or domain) in the analytics settings' `team_exclusions`. Default false. */
                 exclude_team?: boolean;
+                /** @description Only what was read on this version of the book (its number, as GET /v1/books/{book}/versions lists them): visits by the version they started on, events by the version the reader showed, leads by their visit, audit rows copied from a reader event by that event (access-gate decisions have no version and are kept). Page figures are numbered as in that version. Without it, every version counts. A version the book does not have matches nothing. */
+                version?: number;
             };
             header?: never;
             path?: never;
@@ -19404,6 +19420,8 @@ export interface operations {
                 include_anonymous?: boolean;
                 /** @description `recent`: last visit first (default); `engagement`: highest average engagement first. */
                 sort?: "recent" | "engagement";
+                /** @description Only what was read on this version of the book (its number, as GET /v1/books/{book}/versions lists them): visits by the version they started on, events by the version the reader showed, leads by their visit, audit rows copied from a reader event by that event (access-gate decisions have no version and are kept). Page figures are numbered as in that version. Without it, every version counts. A version the book does not have matches nothing. */
+                version?: number;
             };
             header?: never;
             path?: never;
@@ -19532,6 +19550,8 @@ export interface operations {
                 book_id: string;
                 /** @description The visit (a view event's id). A visit of another book or workspace matches nothing. */
                 view_event_id: number;
+                /** @description Only what was read on this version of the book (its number, as GET /v1/books/{book}/versions lists them): visits by the version they started on, events by the version the reader showed, leads by their visit, audit rows copied from a reader event by that event (access-gate decisions have no version and are kept). Page figures are numbered as in that version. Without it, every version counts. A version the book does not have matches nothing. */
+                version?: number;
             };
             header?: never;
             path?: never;
@@ -19684,6 +19704,8 @@ export interface operations {
                 viewer_id?: number;
                 /** @description Leave out the team's own rows: those of identified readers whose address is a workspace member's or listed (address or domain) in the analytics settings' `team_exclusions`. Default false. */
                 exclude_team?: boolean;
+                /** @description Only what was read on this version of the book (its number, as GET /v1/books/{book}/versions lists them): visits by the version they started on, events by the version the reader showed, leads by their visit, audit rows copied from a reader event by that event (access-gate decisions have no version and are kept). Page figures are numbered as in that version. Without it, every version counts. A version the book does not have matches nothing. */
+                version?: number;
                 /** @description Start the file with a UTF-8 byte-order mark (default true: Excel then reads non-ASCII text correctly). `false` drops it. */
                 bom?: boolean;
             };
@@ -19801,6 +19823,8 @@ export interface operations {
                 tracked_link_id?: number;
                 /** @description Leave out the team's own rows: those of identified readers whose address is a workspace member's or listed (address or domain) in the analytics settings' `team_exclusions`. Default false. */
                 exclude_team?: boolean;
+                /** @description Only what was read on this version of the book (its number, as GET /v1/books/{book}/versions lists them): visits by the version they started on, events by the version the reader showed, leads by their visit, audit rows copied from a reader event by that event (access-gate decisions have no version and are kept). Page figures are numbered as in that version. Without it, every version counts. A version the book does not have matches nothing. */
+                version?: number;
                 /** @description Start the file with a UTF-8 byte-order mark (default true: Excel then reads non-ASCII text correctly). `false` drops it. */
                 bom?: boolean;
             };
@@ -19919,6 +19943,8 @@ export interface operations {
                 event_type?: "access_requested" | "access_granted" | "access_rejected" | "document_downloaded" | "link_clicked" | "lead_form_submitted" | "form_widget_opened" | "checkout_widget_opened" | "checkout_redirect_clicked";
                 /** @description Leave out the team's own rows: those of identified readers whose address is a workspace member's or listed (address or domain) in the analytics settings' `team_exclusions`. Default false. */
                 exclude_team?: boolean;
+                /** @description Only what was read on this version of the book (its number, as GET /v1/books/{book}/versions lists them): visits by the version they started on, events by the version the reader showed, leads by their visit, audit rows copied from a reader event by that event (access-gate decisions have no version and are kept). Page figures are numbered as in that version. Without it, every version counts. A version the book does not have matches nothing. */
+                version?: number;
                 /** @description Start the file with a UTF-8 byte-order mark (default true: Excel then reads non-ASCII text correctly). `false` drops it. */
                 bom?: boolean;
             };
@@ -20041,6 +20067,8 @@ export interface operations {
                 event_type?: "session_started" | "page_segment_completed" | "link_clicked" | "document_downloaded" | "lead_form_submitted" | "form_widget_opened" | "checkout_widget_opened" | "checkout_redirect_clicked" | "session_ended";
                 /** @description Leave out the team's own rows: those of identified readers whose address is a workspace member's or listed (address or domain) in the analytics settings' `team_exclusions`. Default false. */
                 exclude_team?: boolean;
+                /** @description Only what was read on this version of the book (its number, as GET /v1/books/{book}/versions lists them): visits by the version they started on, events by the version the reader showed, leads by their visit, audit rows copied from a reader event by that event (access-gate decisions have no version and are kept). Page figures are numbered as in that version. Without it, every version counts. A version the book does not have matches nothing. */
+                version?: number;
                 /** @description Start the file with a UTF-8 byte-order mark (default true: Excel then reads non-ASCII text correctly). `false` drops it. */
                 bom?: boolean;
             };
@@ -20158,6 +20186,8 @@ export interface operations {
                 session_id?: string;
                 /** @description Leave out the team's own rows: those of identified readers whose address is a workspace member's or listed (address or domain) in the analytics settings' `team_exclusions`. Default false. */
                 exclude_team?: boolean;
+                /** @description Only what was read on this version of the book (its number, as GET /v1/books/{book}/versions lists them): visits by the version they started on, events by the version the reader showed, leads by their visit, audit rows copied from a reader event by that event (access-gate decisions have no version and are kept). Page figures are numbered as in that version. Without it, every version counts. A version the book does not have matches nothing. */
+                version?: number;
                 /** @description Start the file with a UTF-8 byte-order mark (default true: Excel then reads non-ASCII text correctly). `false` drops it. */
                 bom?: boolean;
             };
@@ -20271,8 +20301,12 @@ export interface operations {
                 tz?: string;
                 /** @description Only visits that came through this tracked link (of this book; another matches nothing). */
                 tracked_link_id?: number;
+                /** @description Count, under the page numbers of `version` (default: the current version), what was read on earlier versions' pages that match them: same text and a near image (docs/book-versions.md, "Pages across versions"). A page inserted before a page does not split its figures. Default false: that version only. */
+                across_versions?: boolean;
                 /** @description Leave out the team's own rows: those of identified readers whose address is a workspace member's or listed (address or domain) in the analytics settings' `team_exclusions`. Default false. */
                 exclude_team?: boolean;
+                /** @description Only what was read on this version of the book (its number, as GET /v1/books/{book}/versions lists them): visits by the version they started on, events by the version the reader showed, leads by their visit, audit rows copied from a reader event by that event (access-gate decisions have no version and are kept). Page figures are numbered as in that version. Without it, every version counts. A version the book does not have matches nothing. */
+                version?: number;
                 /** @description Start the file with a UTF-8 byte-order mark (default true: Excel then reads non-ASCII text correctly). `false` drops it. */
                 bom?: boolean;
             };
@@ -20394,6 +20428,8 @@ export interface operations {
                 page_number?: number;
                 /** @description Leave out the team's own rows: those of identified readers whose address is a workspace member's or listed (address or domain) in the analytics settings' `team_exclusions`. Default false. */
                 exclude_team?: boolean;
+                /** @description Only what was read on this version of the book (its number, as GET /v1/books/{book}/versions lists them): visits by the version they started on, events by the version the reader showed, leads by their visit, audit rows copied from a reader event by that event (access-gate decisions have no version and are kept). Page figures are numbered as in that version. Without it, every version counts. A version the book does not have matches nothing. */
+                version?: number;
                 /** @description Start the file with a UTF-8 byte-order mark (default true: Excel then reads non-ASCII text correctly). `false` drops it. */
                 bom?: boolean;
             };
@@ -20515,6 +20551,8 @@ export interface operations {
                 include_anonymous?: boolean;
                 /** @description Leave out the team's own rows: those of identified readers whose address is a workspace member's or listed (address or domain) in the analytics settings' `team_exclusions`. Default false. */
                 exclude_team?: boolean;
+                /** @description Only what was read on this version of the book (its number, as GET /v1/books/{book}/versions lists them): visits by the version they started on, events by the version the reader showed, leads by their visit, audit rows copied from a reader event by that event (access-gate decisions have no version and are kept). Page figures are numbered as in that version. Without it, every version counts. A version the book does not have matches nothing. */
+                version?: number;
                 /** @description Start the file with a UTF-8 byte-order mark (default true: Excel then reads non-ASCII text correctly). `false` drops it. */
                 bom?: boolean;
             };

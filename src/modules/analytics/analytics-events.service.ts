@@ -98,7 +98,7 @@ export class AnalyticsEventsService {
     const access = options.accessOnly ? sql`and a.event_type in ('access_requested', 'access_granted', 'access_rejected')` : sql``;
     return keysetPage(this.reader, 'audit', 'asc', 'a', 'occurred_at', (after, order, limit) => sql`
       select a.* from audit_events a
-      where ${filterConditions('a', 'occurred_at', f, { eventType: true })} ${access} ${after}
+      where ${filterConditions('a', 'occurred_at', f, { eventType: true, version: 'audit' })} ${access} ${after}
       order by ${order} limit ${limit}`, page, (row) => auditRecord(row, book.randomId));
   }
 
@@ -126,7 +126,7 @@ export class AnalyticsEventsService {
   leads(f: AnalyticsFilter, page: PageQuery): Promise<Page<Record<string, unknown>>> {
     return keysetPage(this.reader, 'leads', 'asc', 'd', 'created_at', (after, order, limit) => sql`
       select d.*, l.name as tracked_link_name from leads d left join tracked_links l on l.id = d.tracked_link_id
-      where ${filterConditions('d', 'created_at', f, { session: true })} ${after}
+      where ${filterConditions('d', 'created_at', f, { session: true, version: 'visit' })} ${after}
       order by ${order} limit ${limit}`, page, (row) => row);
   }
 
@@ -135,9 +135,11 @@ export class AnalyticsEventsService {
    * the reader's sequence), with the visit's totals in meta. A visit of
    * another book or workspace matches nothing: empty data, `found: false`.
    */
-  async visitPages(book: BookRow, viewEventId: number): Promise<{ data: VisitPage[]; meta: VisitMeta }> {
+  async visitPages(book: BookRow, viewEventId: number, version?: number): Promise<{ data: VisitPage[]; meta: VisitMeta }> {
+    // With `version`, a visit that started on another version matches nothing, like a visit of another book.
+    const ofVersion = version === undefined ? sql`` : sql`and coalesce(book_version, 1) = ${version}`;
     return this.reader.read(async (tx) => {
-      const { rows: views } = (await tx.execute(sql`select * from view_events where id = ${viewEventId} and book_id = ${book.id}`)) as unknown as { rows: Record<string, unknown>[] };
+      const { rows: views } = (await tx.execute(sql`select * from view_events where id = ${viewEventId} and book_id = ${book.id} ${ofVersion}`)) as unknown as { rows: Record<string, unknown>[] };
       const view = views[0];
       if (!view) {
         return { data: [], meta: { view_event_id: viewEventId, found: false, session_id: null, viewer_id: null, pages: 0, total_active_ms: 0, total_active_seconds: 0, recorded_at: null } };

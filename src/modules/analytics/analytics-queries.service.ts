@@ -9,6 +9,8 @@
 import type { Db } from '../../platform/db/database.ts';
 import { ERRORS } from '../../platform/errors.ts';
 import { findWorkspaceBook } from '../books/books.service.ts';
+import { versionPageCount } from '../books/book-versions.ts';
+import { matchedPagesOf } from '../books/page-fingerprints.ts';
 import type { BookRow } from '../books/books.tables.ts';
 import { AnalyticsEventsService, type PageQuery } from './analytics-events.service.ts';
 import { AnalyticsReader, type AnalyticsFilter } from './analytics-sql.ts';
@@ -37,6 +39,10 @@ export interface AnalyticsQuery {
   limit?: number | undefined;
   /** Leave out the team's own visits (members, and the addresses and domains of the analytics settings). */
   exclude_team?: boolean | undefined;
+  /** Only what was read on this version of the book. */
+  version?: number | undefined;
+  /** Page figures: also count matching pages of earlier versions under `version`'s (default: the current version's) page numbers. */
+  across_versions?: boolean | undefined;
 }
 
 export const DEFAULT_LIMIT = 100;
@@ -65,13 +71,18 @@ export class AnalyticsQueriesService {
   /** The book and the filter of a query; the date is checked before the book is looked up. */
   async scope(caller: Caller, q: AnalyticsQuery): Promise<{ book: BookRow; filter: AnalyticsFilter }> {
     const range = parseDateRange(q.date, q.tz);
-    const book = await findWorkspaceBook(this.db, caller.workspaceId, q.book_id);
+    const found = await findWorkspaceBook(this.db, caller.workspaceId, q.book_id);
+    const version = q.version ?? (q.across_versions ? found.currentVersion : undefined);
+    // Per version, pages are that version's: the page list runs to its page count (0 for a version the book does not have).
+    const book = version === undefined ? found : { ...found, pageCount: await versionPageCount(this.db, found, version) };
     return {
       book,
       filter: {
         bookId: book.id, range, viewerId: q.viewer_id, trackedLinkId: q.tracked_link_id,
         sessionId: q.session_id, pageNumber: q.page_number, eventType: q.event_type,
         excludeViewerIds: q.exclude_team ? await this.workspace.teamViewerIds(caller.workspaceId) : undefined,
+        version,
+        matchedPages: q.across_versions && version !== undefined ? await matchedPagesOf(this.db, found.id, version) : undefined,
       },
     };
   }
@@ -116,16 +127,16 @@ export class AnalyticsQueriesService {
     return this.summaries.readers(book, filter, { includeAnonymous: q.include_anonymous ?? false, sort: q.sort ?? 'recent', cursor: q.cursor, limit: q.limit ?? DEFAULT_LIMIT });
   }
 
-  async readingSessionPages(caller: Caller, q: { book_id: string; view_event_id: number }) {
+  async readingSessionPages(caller: Caller, q: { book_id: string; view_event_id: number; version?: number | undefined }) {
     const book = await findWorkspaceBook(this.db, caller.workspaceId, q.book_id);
-    return this.events.visitPages(book, q.view_event_id);
+    return this.events.visitPages(book, q.view_event_id, q.version);
   }
 
-  async readerJourney(caller: Caller, q: { viewer_id?: number | undefined; session_id?: string | undefined; date?: string | undefined; tz?: string | undefined }) {
+  async readerJourney(caller: Caller, q: { viewer_id?: number | undefined; session_id?: string | undefined; date?: string | undefined; tz?: string | undefined; version?: number | undefined }) {
     if (q.viewer_id === undefined && q.session_id === undefined) {
       throw ERRORS.validation({ viewer_id: ['Give viewer_id or session_id: the journey is of one reader.'] });
     }
     const range = parseDateRange(q.date, q.tz);
-    return { data: await this.summaries.readerJourney(caller.workspaceId, { viewerId: q.viewer_id, sessionId: q.session_id, range }) };
+    return { data: await this.summaries.readerJourney(caller.workspaceId, { viewerId: q.viewer_id, sessionId: q.session_id, range, version: q.version }) };
   }
 }

@@ -23,13 +23,41 @@ export interface AnalyticsFilter {
   eventType?: string | undefined;
   /** `exclude_team`: the team's identified readers (members, listed addresses and domains), whose rows are left out. */
   excludeViewerIds?: readonly number[] | undefined;
+  /** `version`: only what was read on this version of the book (docs/book-versions.md, "Analytics per version"). */
+  version?: number | undefined;
+  /**
+   * `across_versions` (page figures, with `version`): the pages of earlier versions that match a page of
+   * `version` (book_page_fingerprints), whose segments count under that page's number in `version`.
+   */
+  matchedPages?: readonly { version: number; page: number; as: number }[] | undefined;
+}
+
+/**
+ * How a table knows the version read: its own `book_version` column (visits,
+ * interaction events), the visit it belongs to (leads, by session), or the
+ * interaction event it was copied from (audit events; gate decisions have no
+ * version and are kept). Rows recorded before versions were tracked (null)
+ * are version 1's: they predate any second version.
+ */
+export type VersionSource = 'column' | 'visit' | 'audit';
+
+function versionCondition(alias: string, source: VersionSource, version: number): SQL {
+  const t = sql.raw(alias);
+  if (source === 'column') return sql`coalesce(${t}.book_version, 1) = ${version}`;
+  if (source === 'visit') {
+    return sql`exists (select 1 from view_events vv where vv.book_id = ${t}.book_id and vv.session_id = ${t}.session_id and coalesce(vv.book_version, 1) = ${version})`;
+  }
+  return sql`(${t}.source <> 'reader' or exists (select 1 from interaction_events ve where ve.id = ${t}.source_event_id and coalesce(ve.book_version, 1) = ${version}))`;
 }
 
 /** Whether a filter leaves any reader out: the rollups (which know no readers) cannot answer it. */
 export const excludesReaders = (f: AnalyticsFilter) => f.excludeViewerIds !== undefined && f.excludeViewerIds.length > 0;
 
+/** Whether the rollups (which know neither readers nor versions) can answer a filter's page or flow figures. */
+export const rollupsCanAnswer = (f: AnalyticsFilter) => !excludesReaders(f) && f.version === undefined;
+
 /** `alias.column = value` for each filter given, and the date range on `timeColumn`. */
-export function filterConditions(alias: string, timeColumn: string, f: AnalyticsFilter, options: { session?: boolean; page?: boolean; eventType?: boolean } = {}): SQL {
+export function filterConditions(alias: string, timeColumn: string, f: AnalyticsFilter, options: { session?: boolean; page?: boolean; eventType?: boolean; version?: VersionSource } = {}): SQL {
   const col = (name: string) => sql.raw(`${alias}.${name}`);
   const parts: SQL[] = [sql`${col('book_id')} = ${f.bookId}`];
   if (f.range.from) parts.push(sql`${col(timeColumn)} >= ${f.range.from.toISOString()}::timestamptz`);
@@ -42,6 +70,7 @@ export function filterConditions(alias: string, timeColumn: string, f: Analytics
   if (options.session && f.sessionId !== undefined) parts.push(sql`${col('session_id')} = ${f.sessionId}`);
   if (options.page && f.pageNumber !== undefined) parts.push(sql`${col('page_number')} = ${f.pageNumber}`);
   if (options.eventType && f.eventType !== undefined) parts.push(sql`${col('event_type')} = ${f.eventType}`);
+  if (f.version !== undefined) parts.push(versionCondition(alias, options.version ?? 'column', f.version));
   return sql.join(parts, sql` and `);
 }
 

@@ -13,7 +13,7 @@
 import { sql, type SQL } from 'drizzle-orm';
 import { ERRORS } from '../../platform/errors.ts';
 import type { BookRow } from '../books/books.tables.ts';
-import { excludesReaders, filterConditions, iso, num, rowsOf, score, seconds, type AnalyticsFilter, type AnalyticsReader } from './analytics-sql.ts';
+import { filterConditions, rollupsCanAnswer, iso, num, rowsOf, score, seconds, type AnalyticsFilter, type AnalyticsReader } from './analytics-sql.ts';
 import type { FlowRollups } from './flow-rollups.ts';
 import { histogramMedian, hllCount, type PageRollups, type PageTotals } from './page-rollups.ts';
 
@@ -70,11 +70,31 @@ export interface BookFlow {
 
 /** The page segments a filter selects, with a reader key (viewer, else the anonymous session). */
 function segments(f: AnalyticsFilter, extra: SQL = sql``): SQL {
+  if (f.version !== undefined && f.matchedPages) return segmentsAcrossVersions(f, f.version, f.matchedPages, extra);
   return sql`
     select e.id, e.page_number, e.active_ms, e.viewer_id, e.session_id, e.sequence, e.occurred_at,
            case when e.viewer_id is null then 's:' || e.session_id else 'v:' || e.viewer_id end as reader
     from interaction_events e
     where ${filterConditions('e', 'occurred_at', f, { session: true, page: true })} and e.event_type = 'page_segment_completed' ${extra}`;
+}
+
+/**
+ * The segments of `version` and those read on earlier versions' pages that
+ * match one of its pages, numbered as in `version` (a page inserted before
+ * them moved them on by one; their figures follow them).
+ */
+function segmentsAcrossVersions(f: AnalyticsFilter, version: number, matched: readonly { version: number; page: number; as: number }[], extra: SQL): SQL {
+  const map = matched.length > 0
+    ? sql.join(matched.map((m) => sql`(${m.version}::int, ${m.page}::int, ${m.as}::int)`), sql`, `)
+    : sql`(0, 0, 0)`;
+  return sql`
+    select e.id, case when coalesce(e.book_version, 1) = ${version} then e.page_number else m.as_page end as page_number,
+           e.active_ms, e.viewer_id, e.session_id, e.sequence, e.occurred_at,
+           case when e.viewer_id is null then 's:' || e.session_id else 'v:' || e.viewer_id end as reader
+    from interaction_events e
+    left join (values ${map}) as m(v, p, as_page) on m.v = coalesce(e.book_version, 1) and m.p = e.page_number
+    where ${filterConditions('e', 'occurred_at', { ...f, version: undefined }, { session: true })} and e.event_type = 'page_segment_completed'
+      and (coalesce(e.book_version, 1) = ${version} or m.as_page is not null) ${extra}`;
 }
 
 const div = (a: number, b: number) => (b > 0 ? a / b : 0);
@@ -110,7 +130,7 @@ export class AnalyticsSummariesService {
    */
   async pagePerformance(book: BookRow, f: AnalyticsFilter): Promise<PageSummary[]> {
     const rollups = this.rollups;
-    if (rollups && f.viewerId === undefined && f.trackedLinkId === undefined && f.sessionId === undefined && !excludesReaders(f)) {
+    if (rollups && f.viewerId === undefined && f.trackedLinkId === undefined && f.sessionId === undefined && rollupsCanAnswer(f)) {
       const pages = await this.reader.read(async (tx) => {
         const totals = await rollups.pageTotals(async (query) => rowsOf(await tx.execute(query)), f.bookId, f.range, f.pageNumber);
         let segmentCount = 0;
@@ -211,7 +231,7 @@ export class AnalyticsSummariesService {
    */
   async bookFlow(book: BookRow, f: AnalyticsFilter): Promise<{ data: BookFlow; meta: { visits: number } }> {
     const flow = this.flowRollups;
-    if (flow && f.viewerId === undefined && f.trackedLinkId === undefined && f.sessionId === undefined && f.pageNumber === undefined && !excludesReaders(f)) {
+    if (flow && f.viewerId === undefined && f.trackedLinkId === undefined && f.sessionId === undefined && f.pageNumber === undefined && rollupsCanAnswer(f)) {
       const totals = await this.reader.read(async (tx) => {
         const t = await flow.flowTotals(async (query) => rowsOf(await tx.execute(query)), f.bookId, f.range);
         return t && t.segments > this.exactMaxSegments ? t : null;
@@ -331,7 +351,7 @@ export class AnalyticsSummariesService {
    * visit session_id names (its viewer when identified, else that one
    * anonymous visit). Books in the order of their last visit, oldest first.
    */
-  async readerJourney(workspaceId: number, input: { viewerId?: number | undefined; sessionId?: string | undefined; range: AnalyticsFilter['range'] }) {
+  async readerJourney(workspaceId: number, input: { viewerId?: number | undefined; sessionId?: string | undefined; range: AnalyticsFilter['range']; version?: number | undefined }) {
     return this.reader.read(async (tx) => {
       const q = async (query: SQL) => ((await tx.execute(query)) as unknown as { rows: Record<string, unknown>[] }).rows;
       let viewer: { id: number; email: string } | null = null;
@@ -353,12 +373,14 @@ export class AnalyticsSummariesService {
       const range = [
         input.range.from ? sql`and w.recorded_at >= ${input.range.from.toISOString()}::timestamptz` : sql``,
         input.range.to ? sql`and w.recorded_at < ${input.range.to.toISOString()}::timestamptz` : sql``,
+        // Version numbers are each book's own: `version` keeps the visits that started on that number of their book.
+        input.version !== undefined ? sql`and coalesce(w.book_version, 1) = ${input.version}` : sql``,
       ];
       const books = await q(sql`
         select b.random_id, b.name, count(*) as visits, sum(w.pages_viewed) as pages, sum(w.duration_seconds) as duration,
                avg(w.engagement_score)::float8 as engagement, sum(w.engagement_score)::float8 as engagement_sum, max(w.recorded_at) as last_at
         from view_events w join books b on b.id = w.book_id
-        where w.workspace_id = ${workspaceId} and ${who} ${range[0]} ${range[1]}
+        where w.workspace_id = ${workspaceId} and ${who} ${range[0]} ${range[1]} ${range[2]}
         group by b.random_id, b.name order by max(w.recorded_at), b.random_id`);
       const visits = books.reduce((n, b) => n + num(b.visits), 0);
       const sum = (field: string) => books.reduce((n, b) => n + num(b[field]), 0);

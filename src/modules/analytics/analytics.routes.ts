@@ -55,7 +55,7 @@ export const analyticsRoutes: FastifyPluginAsyncTypebox<{ analytics: AnalyticsQu
         "Page-to-page transitions within visits: a visit's page segments in the reader's own order; each change of page is a transition " +
         '(`from_page` → `to_page`, with `count` and distinct `readers`), most frequent first. Per page: `views` (segments), `entries` (visits that began ' +
         'there) and `exits` (visits whose last page it was); every page of the book is listed. `meta.visits` counts the visits with at least one page segment. ' +
-        'Exact while the range holds up to 200,000 page segments (ANALYTICS_EXACT_MAX_SEGMENTS) or a `viewer_id`, `session_id`, `tracked_link_id` or `page_number` filter is given; ' +
+        'Exact while the range holds up to 200,000 page segments (ANALYTICS_EXACT_MAX_SEGMENTS) or a `viewer_id`, `session_id`, `tracked_link_id`, `page_number` or `version` filter is given; ' +
         'above that from per-day rollups: views, entries, exits and transition counts still exact, transition `readers` a HyperLogLog estimate.' + FILTERS,
       querystring: BookFlowQuery,
       response: { ...ANALYTICS_ERRORS, 200: Type.Object({ data: ref('BookFlow'), meta: Type.Object({ visits: Type.Integer() }) }, { examples: [{ data: examples.flow, meta: { visits: 300 } }] }) },
@@ -87,7 +87,7 @@ export const analyticsRoutes: FastifyPluginAsyncTypebox<{ analytics: AnalyticsQu
       description:
         'One page summary per page of the book (pages nobody read included, with zeros), from `page_segment_completed` events: a reader is an identified viewer, ' +
         'or an anonymous visit. Segment counts and active-time totals are always exact; they equal the sum of reader-pages rows for identified readers and the page-performance export of the same filter. ' +
-        'Medians and `unique_readers` are exact while the range holds up to 200,000 page segments (ANALYTICS_EXACT_MAX_SEGMENTS) or a `viewer_id`, `session_id` or `tracked_link_id` filter is given; ' +
+        'Medians and `unique_readers` are exact while the range holds up to 200,000 page segments (ANALYTICS_EXACT_MAX_SEGMENTS) or a `viewer_id`, `session_id`, `tracked_link_id` or `version` filter is given; ' +
         'above that they come from per-day rollups: the median within 1.1 % (log histogram), `unique_readers` a HyperLogLog estimate (standard error 2.3 %). ' +
         'Events of the last minutes and partial days of a range in another time zone are always counted (read from the raw events).' + FILTERS,
       querystring: PagePerformanceQuery, response: { ...ANALYTICS_ERRORS, 200: whole(ref('PageSummary'), examples.page) },

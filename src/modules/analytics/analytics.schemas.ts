@@ -22,33 +22,46 @@ export const filters = {
     default: false,
     description: "Leave out the team's own rows: those of identified readers whose address is a workspace member's or listed (address or domain) in the analytics settings' `team_exclusions`. Default false.",
   })),
+  version: Type.Optional(Type.Integer({
+    ...Int32,
+    description: 'Only what was read on this version of the book (its number, as GET /v1/books/{book}/versions lists them): visits by the version they started on, ' +
+      'events by the version the reader showed, leads by their visit, audit rows copied from a reader event by that event (access-gate decisions have no version and are kept). ' +
+      'Page figures are numbered as in that version. Without it, every version counts. A version the book does not have matches nothing.',
+  })),
 };
 
 const query = <T extends TProperties>(properties: T) => Type.Object(properties, { additionalProperties: false });
-const { book_id, date, tz, viewer_id, tracked_link_id, session_id, page_number, cursor, limit, exclude_team } = filters;
+/** The nine operations all take `version`. */
+const withVersion = <T extends TProperties>(properties: T) => query({ ...properties, version });
+const { book_id, date, tz, viewer_id, tracked_link_id, session_id, page_number, cursor, limit, exclude_team, version } = filters;
 
-export const AuditLogQuery = query({
+export const AuditLogQuery = withVersion({
   book_id, exclude_team, viewer_id, date, tz, tracked_link_id, limit, cursor,
   event_type: Type.Optional(Type.Union(AUDIT_EVENT_TYPES.map((t) => Type.Literal(t)), { description: 'One audit event type.' })),
 });
-export const InteractionEventsQuery = query({
+export const InteractionEventsQuery = withVersion({
   book_id, exclude_team, viewer_id, page_number, session_id, date, tz, tracked_link_id, limit, cursor,
   event_type: Type.Optional(Type.Union(INTERACTION_EVENT_TYPES.map((t) => Type.Literal(t)), { description: 'One interaction event type.' })),
 });
-export const ViewEventsQuery = query({
+export const ViewEventsQuery = withVersion({
   book_id, exclude_team, date, tz, limit, cursor, viewer_id, tracked_link_id,
   source_host: Type.Optional(Type.String({ minLength: 1, maxLength: 255, description: 'Only visits from this host (exact, case-insensitive; the host only, as stored).' })),
 });
-export const BookFlowQuery = query({ book_id, date, tz, tracked_link_id, exclude_team });
-export const PagePerformanceQuery = query({ book_id, date, tz, tracked_link_id, exclude_team });
-export const ReaderPagesQuery = query({ book_id, viewer_id, session_id, date, tz, tracked_link_id, page_number, exclude_team });
-export const ReadersQuery = query({
+export const BookFlowQuery = withVersion({ book_id, date, tz, tracked_link_id, exclude_team });
+export const acrossVersions = Type.Optional(Type.Boolean({
+  default: false,
+  description: 'Count, under the page numbers of `version` (default: the current version), what was read on earlier versions\' pages that match them: ' +
+    'same text and a near image (docs/book-versions.md, "Pages across versions"). A page inserted before a page does not split its figures. Default false: that version only.',
+}));
+export const PagePerformanceQuery = withVersion({ book_id, date, tz, tracked_link_id, exclude_team, across_versions: acrossVersions });
+export const ReaderPagesQuery = withVersion({ book_id, viewer_id, session_id, date, tz, tracked_link_id, page_number, exclude_team });
+export const ReadersQuery = withVersion({
   book_id, exclude_team, viewer_id, session_id, date, tz, tracked_link_id, limit, cursor,
   include_anonymous: Type.Optional(Type.Boolean({ default: false, description: 'Also list each anonymous visit as a reader of its own. Default false: identified readers only.' })),
   sort: Type.Optional(Type.Union([Type.Literal('recent'), Type.Literal('engagement')], { default: 'recent', description: '`recent`: last visit first (default); `engagement`: highest average engagement first.' })),
 });
-export const ReaderJourneyQuery = query({ viewer_id, session_id, date, tz });
-export const ReadingSessionPagesQuery = query({
+export const ReaderJourneyQuery = withVersion({ viewer_id, session_id, date, tz });
+export const ReadingSessionPagesQuery = withVersion({
   book_id,
   view_event_id: Type.Integer({ minimum: 1, description: "The visit (a view event's id). A visit of another book or workspace matches nothing." }),
 });

@@ -9,15 +9,15 @@ import { Type, type TProperties, type TSchema } from 'typebox';
 import { authOf } from '../../platform/http/route-config.ts';
 import { BookParams } from '../books/books.schemas.ts';
 import { ANALYTICS_ERRORS } from './analytics.routes.ts';
-import { filters } from './analytics.schemas.ts';
+import { acrossVersions, filters } from './analytics.schemas.ts';
 import { AUDIT_EVENT_TYPES } from './audit.ts';
 import { csvStream, type CsvExport } from './csv.ts';
 import { EXPORT_COLUMNS, type ExportsService } from './exports.service.ts';
 import { INTERACTION_EVENT_TYPES } from './reader-events.schemas.ts';
 
-const { date, tz, viewer_id, tracked_link_id, session_id, page_number, exclude_team } = filters;
+const { date, tz, viewer_id, tracked_link_id, session_id, page_number, exclude_team, version } = filters;
 const bom = Type.Optional(Type.Boolean({ default: true, description: 'Start the file with a UTF-8 byte-order mark (default true: Excel then reads non-ASCII text correctly). `false` drops it.' }));
-const query = <T extends TProperties>(properties: T) => Type.Object({ ...properties, exclude_team, bom }, { additionalProperties: false });
+const query = <T extends TProperties>(properties: T) => Type.Object({ ...properties, exclude_team, version, bom }, { additionalProperties: false });
 
 const CSV_RESPONSE = {
   503: ANALYTICS_ERRORS[503],
@@ -93,7 +93,7 @@ export const exportsRoutes: FastifyPluginAsyncTypebox<{ exports: ExportsService 
 
   app.get('/exports/books/:book/page-performance', {
     schema: schema('exportPagePerformance', 'Page performance (CSV)', 'The page summaries of GET /analytics/page-performance with the same filters, one row per page.' + columns('pages'),
-      query({ date, tz, tracked_link_id })),
+      query({ date, tz, tracked_link_id, across_versions: acrossVersions })),
     config: company,
   }, async (request, reply) => send(reply, await exports.pagePerformance(authOf(request), { ...request.query, book_id: request.params.book }), request.query.bom));
 

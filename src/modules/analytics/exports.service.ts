@@ -184,7 +184,7 @@ export class ExportsService {
     const access = options.accessOnly ? sql`and a.event_type in ('access_requested', 'access_granted', 'access_rejected')` : sql``;
     return this.cellExport(book, options.accessOnly ? 'access-audit' : 'audit-log', q, {
       columns: EXPORT_COLUMNS.audit, cells: AUDIT_CELLS, alias: 'a',
-      source: (after) => sql`from audit_events a where ${filterConditions('a', 'occurred_at', filter, { eventType: true })} ${access} ${after}`,
+      source: (after) => sql`from audit_events a where ${filterConditions('a', 'occurred_at', filter, { eventType: true, version: 'audit' })} ${access} ${after}`,
     });
   }
 

@@ -59,6 +59,13 @@ export async function ensureCurrentVersion(tx: DbOrTx, book: BookRow): Promise<V
   return raced!;
 }
 
+/** The page count of one version of the book (the book's own while it is current; 0 for a number it does not have). */
+export async function versionPageCount(tx: DbOrTx, book: BookRow, number: number): Promise<number> {
+  if (number === book.currentVersion) return book.pageCount;
+  const [row] = await tx.select({ pageCount: bookVersions.pageCount }).from(bookVersions).where(and(eq(bookVersions.bookId, book.id), eq(bookVersions.number, number)));
+  return row?.pageCount ?? 0;
+}
+
 export interface PublishOutcome {
   published: boolean;
   /** Storage prefixes and keys of versions the retention limit expired: to delete after the commit. */

@@ -208,3 +208,22 @@ export type BookRow = typeof books.$inferSelect;
 export type VersionRow = typeof bookVersions.$inferSelect;
 export type BatchRow = typeof uploadBatches.$inferSelect;
 export type PageRow = typeof bookPages.$inferSelect;
+
+/**
+ * Each page's fingerprint in each version (docs/book-versions.md, "Pages
+ * across versions"), taken when a version's conversion is done: a hash of
+ * its normalised text and an 8×8 average hash of its smallest image, and the
+ * page of the version it replaced that it matches (null: a new or changed page).
+ */
+export const bookPageFingerprints = pgTable('book_page_fingerprints', {
+  bookId: integer('book_id').notNull().references(() => books.id, { onDelete: 'cascade' }),
+  version: integer('version').notNull(),
+  pageNumber: integer('page_number').notNull(),
+  /** SHA-256 (first 16 hex digits) of the text, lower case, letters and digits only, single-spaced; '' for a page without text. */
+  textHash: text('text_hash').notNull(),
+  /** 64-bit average hash (16 hex digits) of the 320 px rendition in grey, 8×8; '' when the image could not be read. */
+  imageHash: text('image_hash').notNull(),
+  /** The version it was matched against (the one current when it was taken) and the page there it matches. */
+  matchVersion: integer('match_version'),
+  matchPage: integer('match_page'),
+}, (t) => [primaryKey({ columns: [t.bookId, t.version, t.pageNumber] })]);

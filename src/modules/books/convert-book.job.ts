@@ -33,6 +33,7 @@ import { bookPrefix, pageImageKey } from './books.service.ts';
 import { SOURCE_WARNING_CODES, bookPages, bookVersionPages, bookVersions, books, uploadBatches, type StoredPageImage, type StoredWarning } from './books.tables.ts';
 import { DEFAULT_VERSIONS_KEPT, publishVersion } from './book-versions.ts';
 import { acquireConversionLease, isLeaseLost } from './conversion-lease.ts';
+import { fingerprintVersion } from './page-fingerprints.ts';
 import { onDemandImages, type OnDemandWidths } from './page-renditions.service.ts';
 import { DEFAULT_WIDTHS } from '../conversion/conversion.service.ts';
 
@@ -229,6 +230,16 @@ export async function convertBook(deps: ConvertBookDeps, batchId: string, ctx: J
     if (!pdfKey && result.pdfPath) {
       pdfKey = `${bookPrefix(book.randomId)}${renditionId}/document.pdf`;
       await storage.put(pdfKey, createReadStream(result.pdfPath), { contentType: 'application/pdf' });
+    }
+    if (version) {
+      // Before the switch, while the version is not read by anyone: its pages' fingerprints and their matches in the version shown now.
+      try {
+        const [now] = await db.select({ currentVersion: books.currentVersion }).from(books).where(eq(books.id, book.id));
+        const matched = await fingerprintVersion(db, storage, { bookId: book.id, versionId: version.id, version: version.number, currentVersion: now?.currentVersion ?? book.currentVersion });
+        ctx.log.info({ batchId, version: version.number, matched }, 'version pages matched');
+      } catch (error) {
+        ctx.log.warn({ err: error, batchId }, 'the version\'s pages could not be fingerprinted: its page figures will not follow earlier versions');
+      }
     }
     const removeKeys = await lease.write(async (tx) => {
       await lease.finish(tx);

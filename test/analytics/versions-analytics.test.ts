@@ -173,6 +173,22 @@ describe('analytics per book version', () => {
       expectedPages(v2, 5).map((p) => [p.page_number, p.unique_readers, p.total_segments, p.total_active_ms]));
     assert.equal((await csv('interaction-events', '&version=1&event_type=page_segment_completed')).length, 1 + v1.length);
     assert.equal((await csv('interaction-events', '&event_type=page_segment_completed')).length, 1 + sent.length);
+
+    // Leads take the version of the visit they were sent from (same book and session).
+    const form = await svc.request('PUT', `/v1/books/${id}/lead-form`, { key, body: { enabled: true, fields: [{ name: 'email', required: true }] } });
+    assert.equal(form.status, 200, form.text);
+    for (const [session, email] of [[a, 'ann@example.com'], [c, 'cy@example.com'], [d, 'di@example.com']] as const) {
+      const lead = await fetch(`${svc.url}/read/${id}/lead`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'user-agent': 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0.0.0 Safari/537.36' },
+        body: JSON.stringify({ session_id: session, seq: seqs.get(session) ?? 0, email }),
+      });
+      assert.equal(lead.status, 200, await lead.text());
+    }
+    const leadEmails = async (query: string) => (await csv('leads', query)).slice(1).map((line) => line.split(',')[3]).sort();
+    assert.deepEqual(await leadEmails('&version=1'), ['ann@example.com']);
+    assert.deepEqual(await leadEmails('&version=2'), ['cy@example.com', 'di@example.com']);
+    assert.deepEqual(await leadEmails(''), ['ann@example.com', 'cy@example.com', 'di@example.com']);
   });
 });
 

@@ -33,6 +33,7 @@ const Access = lazy(() => import('./share/access.tsx'));
 const LeadForm = lazy(() => import('./share/lead-form.tsx'));
 const Webhooks = lazy(() => import('./webhooks/webhooks.tsx'));
 const Brand = lazy(() => import('./brand/brand.tsx'));
+const BulkSettings = lazy(() => import('./books/bulk-settings.tsx'));
 // Analytics (issue 27): the screens live in src/web/analytics/.
 const AnalyticsOverview = lazy(() => import('./analytics/overview.tsx'));
 const BookAnalytics = lazy(() => import('./analytics/book.tsx'));
@@ -79,6 +80,7 @@ function Screens() {
           <Route path="/app/upload" component={Upload} />
           <Route path="/app/webhooks" component={Webhooks} />
           <Route path="/app/brand" component={Brand} />
+          <Route path="/app/bulk-settings" component={BulkSettings} />
           {/* Analytics (issue 27) */}
           <Route path="/app/analytics" component={AnalyticsOverview} />
           <Route path="/app/analytics/books/:id" component={BookAnalytics} />

@@ -21,6 +21,7 @@ const SETTINGS = [
 const PUBLISHING = [
   { href: '/app/books', label: 'Books' },
   { href: '/app/upload', label: 'Upload' },
+  { href: '/app/bulk-settings', label: 'Bulk settings' },
   { href: '/app/brand', label: 'Brand' },
   { href: '/app/webhooks', label: 'Webhooks' },
 ];

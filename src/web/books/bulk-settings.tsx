@@ -16,6 +16,7 @@ import { ErrorMessage, fieldErrors } from '../components/error-message.tsx';
 import { Loading } from '../components/loading.tsx';
 import { Page } from '../components/page.tsx';
 import { Select } from '../components/select.tsx';
+import { Table } from '../components/table.tsx';
 import { notify } from '../components/toast.tsx';
 import { draftKey, useDraft } from '../draft.ts';
 
@@ -274,10 +275,7 @@ function SummaryTable({ summary, nameOf }: { summary: Summary; nameOf: (id: stri
   const common = Object.entries(summary.settings.common).filter(([f]) => FIELDS.some((x) => x.field === f));
   const differing = Object.entries(summary.settings.differing).filter(([f]) => FIELDS.some((x) => x.field === f));
   return (
-    <table>
-      <caption class="visually-hidden">The chosen books' settings</caption>
-      <thead><tr><th scope="col">Setting</th><th scope="col">Value</th></tr></thead>
-      <tbody>
+    <Table caption="The chosen books' settings" hideCaption head={<tr><th scope="col">Setting</th><th scope="col">Value</th></tr>}>
         {common.map(([field, value]) => (
           <tr key={field}><th scope="row">{fieldWords(field)}</th><td>{`All: ${valueWords(field, value)}`}</td></tr>
         ))}
@@ -287,8 +285,7 @@ function SummaryTable({ summary, nameOf }: { summary: Summary; nameOf: (id: stri
             <td>{`Differs: ${values.map((v) => `${nameOf(v.book_id)}: ${valueWords(field, v.value)}`).join('; ')}`}</td>
           </tr>
         ))}
-      </tbody>
-    </table>
+    </Table>
   );
 }
 

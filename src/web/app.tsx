@@ -33,6 +33,8 @@ const Access = lazy(() => import('./share/access.tsx'));
 const LeadForm = lazy(() => import('./share/lead-form.tsx'));
 const Webhooks = lazy(() => import('./webhooks/webhooks.tsx'));
 const Brand = lazy(() => import('./brand/brand.tsx'));
+const BulkSettings = lazy(() => import('./books/bulk-settings.tsx'));
+const Catalogs = lazy(() => import('./catalogs/catalogs.tsx'));
 // Analytics (issue 27): the screens live in src/web/analytics/.
 const AnalyticsOverview = lazy(() => import('./analytics/overview.tsx'));
 const BookAnalytics = lazy(() => import('./analytics/book.tsx'));
@@ -79,6 +81,8 @@ function Screens() {
           <Route path="/app/upload" component={Upload} />
           <Route path="/app/webhooks" component={Webhooks} />
           <Route path="/app/brand" component={Brand} />
+          <Route path="/app/bulk-settings" component={BulkSettings} />
+          <Route path="/app/catalogs" component={Catalogs} />
           {/* Analytics (issue 27) */}
           <Route path="/app/analytics" component={AnalyticsOverview} />
           <Route path="/app/analytics/books/:id" component={BookAnalytics} />

@@ -158,6 +158,7 @@ export default function Books() {
             Select all shown
           </label>
           <p role="status" class="selection-count">{selected.size === 0 ? 'No books selected.' : `${selected.size} ${selected.size === 1 ? 'book' : 'books'} selected.`}</p>
+          {selected.size > 0 && <a class="button" href={`/app/bulk-settings?books=${[...selected].join(',')}`}>Change settings of the selected books</a>}
           {selected.size > 0 && <Button onClick={() => setSelected(new Set())}>Clear selection</Button>}
         </div>
       )}

@@ -21,6 +21,8 @@ const SETTINGS = [
 const PUBLISHING = [
   { href: '/app/books', label: 'Books' },
   { href: '/app/upload', label: 'Upload' },
+  { href: '/app/bulk-settings', label: 'Bulk settings' },
+  { href: '/app/catalogs', label: 'Catalogs' },
   { href: '/app/brand', label: 'Brand' },
   { href: '/app/webhooks', label: 'Webhooks' },
 ];

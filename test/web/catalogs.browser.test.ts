@@ -1,0 +1,103 @@
+/**
+ * Catalogs in Chromium: an admin is refused in words without a name, creates
+ * a catalog from a product feed served on 127.0.0.1 (admitted through
+ * OUTBOUND_ALLOWED_HOSTS), sees its import go to ready and its items, and a
+ * feed that cannot be fetched shown failed with the reason. An editor sees
+ * the catalogs without a create form. Axe at 1280 and 360 px.
+ */
+import assert from 'node:assert/strict';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { after, before, describe, it } from 'node:test';
+import type { Browser } from 'playwright-core';
+import { assertAccessible, heading, launchWebBrowser, openApp, personIn, signInThroughScreen, startWebService, WEB_SKIP, type WebService } from './web-browser.ts';
+
+const FEED = [
+  { external_item_key: 'tee-s', title: 'Organic tee S', price: '19.90', currency: 'EUR' },
+  { external_item_key: 'tee-m', title: 'Organic tee M', price: '19.90', currency: 'EUR' },
+  { external_item_key: 'cap', title: 'Cap', price: '9.50', currency: 'EUR' },
+];
+
+describe('catalogs in the application', { skip: WEB_SKIP }, () => {
+  let svc: WebService;
+  let browser: Browser;
+  let feeds: http.Server;
+  let base: string;
+  let workspaceId: number;
+
+  before(async () => {
+    feeds = http.createServer((req, res) => {
+      if (req.url === '/products.json') {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify(FEED));
+      } else {
+        res.writeHead(404, { 'content-type': 'text/plain' });
+        res.end('not found');
+      }
+    });
+    await new Promise<void>((resolve) => feeds.listen(0, '127.0.0.1', resolve));
+    base = `http://127.0.0.1:${(feeds.address() as AddressInfo).port}`;
+    svc = await startWebService({ OUTBOUND_ALLOWED_HOSTS: '127.0.0.1' }, { worker: true });
+    workspaceId = (await svc.workspace({ name: 'Shop', plan: 'company' })).id;
+    browser = await launchWebBrowser();
+  });
+  after(async () => {
+    await browser?.close();
+    await svc?.stop();
+    await new Promise((resolve) => feeds?.close(resolve));
+  });
+
+  it('creates a catalog from a feed and follows the import to its items', async () => {
+    await personIn(svc, workspaceId, 'admin@example.com', 'admin');
+    const tab = await openApp(browser);
+    try {
+      const { page } = tab;
+      await signInThroughScreen(page, svc, 'admin@example.com');
+      await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Catalogs' }).click();
+      await heading(page, 'Catalogs');
+      await page.getByText('This workspace has no catalogs yet.').waitFor();
+      await assertAccessible(page, 'Catalogs, none yet');
+
+      await page.getByRole('button', { name: 'Create catalog' }).click();
+      await page.getByRole('alert').filter({ hasText: 'The catalog was not created' }).waitFor();
+      assert.equal(await page.getByLabel('Name').getAttribute('aria-invalid'), 'true');
+
+      await page.getByLabel('Name').fill('Spring');
+      await page.getByLabel('Product feed URL').fill(`${base}/products.json`);
+      await page.getByRole('button', { name: 'Create catalog' }).click();
+      const spring = page.getByRole('row', { name: /Spring/ });
+      await spring.getByText('Ready, in sync').waitFor();
+      await page.getByRole('button', { name: 'Items of Spring' }).click();
+      const items = page.getByRole('region', { name: 'The items of Spring' });
+      await items.getByRole('row', { name: /Organic tee M/ }).waitFor();
+      assert.equal(await items.getByRole('row').count(), 4);
+      await assertAccessible(page, 'Catalogs, one imported with its items');
+
+      await page.getByLabel('Name').fill('Broken');
+      await page.getByLabel('Product feed URL').fill(`${base}/missing.json`);
+      await page.getByRole('button', { name: 'Create catalog' }).click();
+      await page.getByRole('row', { name: /Broken/ }).getByText(/^Import failed: /).waitFor();
+      await assertAccessible(page, 'Catalogs, a failed import');
+      assert.deepEqual(tab.problems, []);
+    } finally {
+      await tab.close();
+    }
+  });
+
+  it('shows an editor the catalogs without a create form', async () => {
+    await personIn(svc, workspaceId, 'editor@example.com', 'editor');
+    const tab = await openApp(browser);
+    try {
+      const { page } = tab;
+      await signInThroughScreen(page, svc, 'editor@example.com');
+      await page.goto(`${svc.origin}/app/catalogs`);
+      await heading(page, 'Catalogs');
+      await page.getByRole('row', { name: /Spring/ }).waitFor();
+      await page.getByText('Only admins and owners create catalogs.').waitFor();
+      assert.equal(await page.getByRole('button', { name: 'Create catalog' }).count(), 0);
+      await assertAccessible(page, 'Catalogs, an editor');
+    } finally {
+      await tab.close();
+    }
+  });
+});

@@ -91,7 +91,13 @@ export async function postgresTemplate(baseUrl: string): Promise<string> {
     await admin.query('select pg_advisory_lock(hashtext($1))', [prefix]);
     const { rowCount } = await admin.query('select 1 from pg_database where datname = $1', [name]);
     if (!rowCount) {
-      const stale = await admin.query<{ datname: string }>('select datname from pg_database where datname like $1 and datname <> $2', [`${prefix}%`, name]);
+      // Another checkout (a worktree with other migrations) may be using its own template right now: only templates
+      // made over a day ago are dropped. Each records when it was made in its comment.
+      const stale = await admin.query<{ datname: string }>(
+        `select datname from pg_database where datname like $1 and datname <> $2
+           and coalesce(shobj_description(oid, 'pg_database'), '') < $3`,
+        [`${prefix}%`, name, new Date(Date.now() - 86_400_000).toISOString()],
+      );
       for (const { datname } of stale.rows) await admin.query(`drop database if exists ${datname} with (force)`).catch(() => undefined);
       await admin.query(`create database ${name}_building`);
       const url = new URL(baseUrl);
@@ -104,6 +110,7 @@ export async function postgresTemplate(baseUrl: string): Promise<string> {
       }
       // Renamed only when complete, so a failure part-way leaves no template that looks ready.
       await admin.query(`alter database ${name}_building rename to ${name}`);
+      await admin.query(`comment on database ${name} is '${new Date().toISOString()}'`);
     }
     return name;
   } catch (error) {

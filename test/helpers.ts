@@ -34,17 +34,18 @@ export async function freePort(): Promise<number> {
 export async function scratchPostgres(options: { migrated?: boolean } = {}): Promise<{ url: string; drop: () => Promise<void> }> {
   const base = new URL(process.env.DATABASE_URL!);
   const name = `flipbook_test_${process.pid}_${Math.random().toString(36).slice(2, 10)}`;
-  const template = options.migrated ? await postgresTemplate(base.toString()) : null;
   const admin = new pg.Client({ connectionString: base.toString() });
   await admin.connect();
   try {
     for (let attempt = 1; ; attempt++) {
+      const template = options.migrated ? await postgresTemplate(base.toString()) : null;
       try {
         await admin.query(`create database ${name}${template ? ` template ${template}` : ''}`);
         break;
       } catch (error) {
         // 55006: the template's last connection (the one that made it) has not quite ended yet.
-        if ((error as { code?: string }).code !== '55006' || attempt === 20) throw error;
+        // 3D000: another checkout dropped the template as stale between our check and now: it is made again.
+        if (!['55006', '3D000'].includes((error as { code?: string }).code ?? '') || attempt === 20) throw error;
         await new Promise((resolve) => setTimeout(resolve, 100));
       }
     }

@@ -1,4 +1,5 @@
 /** Books and upload batches: spec part 4, "Books" and "Batches", plus GET /books/{book}/pages. */
+import type { FastifyRequest } from 'fastify';
 import multipart from '@fastify/multipart';
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
 import { rm } from 'node:fs/promises';
@@ -31,6 +32,20 @@ export const booksRoutes: FastifyPluginAsyncTypebox<{ books: BooksService; uploa
   app.addSchema(UploadBatch);
   await app.register(multipart, { limits: { fileSize: uploadLimitBytes, files: 1, fields: 20, fieldSize: 4096, parts: 25 } });
 
+  /** An upload's or a new version's form: the document received into a temporary file (the caller removes it) and the fields. */
+  async function readDocumentForm(request: FastifyRequest) {
+    const form = await readMultipartForm(request, {
+      fileFields: ['files[]', 'files'],
+      detailsField: 'files',
+      maxFileBytes: uploadLimitBytes,
+      expected: 'upload the document as multipart/form-data with the file in the files[] field.',
+      receive: (part) => uploads.receive(part.file),
+      discard: (filePath) => rm(filePath, { force: true }),
+    });
+    if (!form.file) throw ERRORS.validation({ files: ['The files[] field is required: attach one document.'] });
+    return { file: form.file, fields: form.fields };
+  }
+
   app.get('/books', {
     schema: {
       operationId: 'listBooks', tags: ['Books'], summary: 'List books',
@@ -55,21 +70,13 @@ export const booksRoutes: FastifyPluginAsyncTypebox<{ books: BooksService; uploa
     },
     config: { scope: 'books:write', multipartBody: UploadBody },
   }, async (request, reply) => {
-    const form = await readMultipartForm(request, {
-      fileFields: ['files[]', 'files'],
-      detailsField: 'files',
-      maxFileBytes: uploadLimitBytes,
-      expected: 'upload the document as multipart/form-data with the file in the files[] field.',
-      receive: (part) => uploads.receive(part.file),
-      discard: (filePath) => rm(filePath, { force: true }),
-    });
-    if (!form.file) throw ERRORS.validation({ files: ['The files[] field is required: attach one document.'] });
+    const { file, fields: formFields } = await readDocumentForm(request);
     try {
-      const batch = await uploads.upload(authOf(request), { filePath: form.file.value, filename: form.file.filename || 'document', ...parseFields(form.fields) });
+      const batch = await uploads.upload(authOf(request), { filePath: file.value, filename: file.filename || 'document', ...parseFields(formFields) });
       reply.code(202).header('location', `/v1/batches/${batch.id}`);
       return { data: { batch_id: batch.id, ...batch } };
     } finally {
-      await rm(form.file.value, { force: true });
+      await rm(file.value, { force: true });
     }
   });
   app.get('/books/:book', {
@@ -142,25 +149,17 @@ export const booksRoutes: FastifyPluginAsyncTypebox<{ books: BooksService; uploa
     },
     config: { scope: 'books:write', multipartBody: VersionUploadBody },
   }, async (request, reply) => {
-    const form = await readMultipartForm(request, {
-      fileFields: ['files[]', 'files'],
-      detailsField: 'files',
-      maxFileBytes: uploadLimitBytes,
-      expected: 'upload the document as multipart/form-data with the file in the files[] field.',
-      receive: (part) => uploads.receive(part.file),
-      discard: (filePath) => rm(filePath, { force: true }),
-    });
-    if (!form.file) throw ERRORS.validation({ files: ['The files[] field is required: attach one document.'] });
+    const { file, fields: formFields } = await readDocumentForm(request);
     try {
-      const fields = checkFields(VersionFields, form.fields);
+      const fields = checkFields(VersionFields, formFields);
       const batch = await versions.upload(authOf(request), request.params.book, {
-        filePath: form.file.value, filename: form.file.filename || 'document',
+        filePath: file.value, filename: file.filename || 'document',
         originalFilename: fields.original_filename as string | undefined, password: fields.password as string | undefined,
       });
       reply.code(202).header('location', `/v1/batches/${batch.id}`);
       return { data: { batch_id: batch.id, ...batch } };
     } finally {
-      await rm(form.file.value, { force: true });
+      await rm(file.value, { force: true });
     }
   });
 

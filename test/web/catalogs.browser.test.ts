@@ -3,7 +3,10 @@
  * a catalog from a product feed served on 127.0.0.1 (admitted through
  * OUTBOUND_ALLOWED_HOSTS), sees its import go to ready and its items, and a
  * feed that cannot be fetched shown failed with the reason. An editor sees
- * the catalogs without a create form. Axe at 1280 and 360 px.
+ * the catalogs without a create form. The admin searches the loaded items,
+ * is told in words when the search leaves nothing to make a book from, then
+ * chooses a template by its thumbnail from the keyboard and makes a book of
+ * the items found, followed to ready with a link to it. Axe at 1280 and 360 px.
  */
 import assert from 'node:assert/strict';
 import http from 'node:http';
@@ -60,9 +63,9 @@ describe('catalogs in the application', { skip: WEB_SKIP }, () => {
 
       await page.getByRole('button', { name: 'Create catalog' }).click();
       await page.getByRole('alert').filter({ hasText: 'The catalog was not created' }).waitFor();
-      assert.equal(await page.getByLabel('Name').getAttribute('aria-invalid'), 'true');
+      assert.equal(await page.getByLabel('Name', { exact: true }).getAttribute('aria-invalid'), 'true');
 
-      await page.getByLabel('Name').fill('Spring');
+      await page.getByLabel('Name', { exact: true }).fill('Spring');
       await page.getByLabel('Product feed URL').fill(`${base}/products.json`);
       await page.getByRole('button', { name: 'Create catalog' }).click();
       const spring = page.getByRole('row', { name: /Spring/ });
@@ -73,11 +76,70 @@ describe('catalogs in the application', { skip: WEB_SKIP }, () => {
       assert.equal(await items.getByRole('row').count(), 4);
       await assertAccessible(page, 'Catalogs, one imported with its items');
 
-      await page.getByLabel('Name').fill('Broken');
+      await page.getByLabel('Name', { exact: true }).fill('Broken');
       await page.getByLabel('Product feed URL').fill(`${base}/missing.json`);
       await page.getByRole('button', { name: 'Create catalog' }).click();
       await page.getByRole('row', { name: /Broken/ }).getByText(/^Import failed: /).waitFor();
       await assertAccessible(page, 'Catalogs, a failed import');
+      assert.deepEqual(tab.problems, []);
+    } finally {
+      await tab.close();
+    }
+  });
+
+  it('searches the items and makes a book from the ones found with a template chosen by thumbnail', async () => {
+    const tab = await openApp(browser);
+    try {
+      const { page } = tab;
+      await signInThroughScreen(page, svc, 'admin@example.com');
+      await page.goto(`${svc.origin}/app/catalogs`);
+      await heading(page, 'Catalogs');
+      await page.getByRole('button', { name: 'Items of Spring' }).click();
+      const items = page.getByRole('region', { name: 'The items of Spring' });
+      await items.getByRole('row', { name: /Cap/ }).waitFor();
+
+      // The search covers the items loaded, and says how many match.
+      await page.getByLabel('Search items').fill('zzz');
+      await page.getByRole('status').filter({ hasText: '0 items match' }).waitFor();
+      assert.equal(await items.count(), 0);
+      const form = page.getByRole('form', { name: 'Make a book from Spring' });
+      await form.getByRole('checkbox', { name: 'Only the 0 items matching the search' }).check();
+      await form.getByRole('button', { name: 'Make the book' }).click();
+      await form.getByRole('alert').filter({ hasText: 'No item matches the search' }).waitFor();
+
+      await page.getByLabel('Search items').fill('organic TEE');
+      await page.getByRole('status').filter({ hasText: '2 items match' }).waitFor();
+      assert.equal(await items.getByRole('row').count(), 3);
+
+      // Templates are shown by their thumbnails (real images, loaded); the default is chosen.
+      const templates = form.getByRole('group', { name: 'Template' });
+      const classic = templates.getByRole('radio').first();
+      await classic.waitFor();
+      assert.ok(await classic.isChecked());
+      await page.waitForFunction(() => [...document.querySelectorAll('.template-choice img')].every((i) => (i as HTMLImageElement).complete && (i as HTMLImageElement).naturalWidth > 0));
+      await assertAccessible(page, 'Catalogs, searching items and choosing a template');
+
+      // Keyboard: the next template by arrow key, then the rest of the form by Tab and Space/Enter.
+      await classic.focus();
+      await page.keyboard.press('ArrowRight');
+      const second = templates.getByRole('radio').nth(1);
+      assert.ok(await second.isChecked());
+      await form.getByLabel('Book name').fill('Spring tees');
+      await form.getByRole('checkbox', { name: 'Only the 2 items matching the search' }).focus();
+      await page.keyboard.press('Space');
+      await page.keyboard.press('Tab');
+      await page.keyboard.press('Enter');
+      await form.getByRole('link', { name: 'Open the book Spring tees' }).waitFor({ timeout: 180_000 });
+      await form.getByRole('status').filter({ hasText: /^Ready/ }).waitFor();
+      await assertAccessible(page, 'Catalogs, a book made from the catalog');
+
+      const href = await form.getByRole('link', { name: 'Open the book Spring tees' }).getAttribute('href');
+      const bookId = href!.split('/').pop()!;
+      const books = await page.evaluate(async (id) => (await (await fetch(`/v1/books/${id}`)).json()) as { data: { name: string; page_count: number } }, bookId);
+      assert.equal(books.data.name, 'Spring tees');
+      assert.ok(books.data.page_count >= 2, `cover and products (${books.data.page_count} pages)`);
+      await form.getByRole('link', { name: 'Open the book Spring tees' }).click();
+      await heading(page, 'Spring tees');
       assert.deepEqual(tab.problems, []);
     } finally {
       await tab.close();

@@ -24,7 +24,6 @@ import { useResource } from '../resource.ts';
 
 type Catalog = DataOf<'/v1/catalogs', 'get'>[number];
 type Item = DataOf<'/v1/catalogs/{catalog}/items', 'get'>[number];
-type Template = DataOf<'/v1/templates', 'get'>[number];
 type Source = 'custom' | 'shopify' | 'woocommerce' | 'bigcommerce' | 'wordpress' | 'google_merchant';
 
 const SOURCES: { value: Source; label: string }[] = [

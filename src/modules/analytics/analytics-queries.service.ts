@@ -107,6 +107,11 @@ export class AnalyticsQueriesService {
     return this.events.viewEvents(book, { ...filter, sourceHost: q.source_host }, this.page(q));
   }
 
+  async leads(caller: Caller, q: AnalyticsQuery) {
+    const { book, filter } = await this.scope(caller, q);
+    return this.events.leadRecords(book, filter, this.page(q));
+  }
+
   async pagePerformance(caller: Caller, q: AnalyticsQuery) {
     const { book, filter } = await this.scope(caller, q);
     return { data: await this.summaries.pagePerformance(book, filter) };

@@ -64,7 +64,7 @@ describe('GET /v1/analytics/leads', () => {
     let cursor: string | null = null;
     let pages = 0;
     do {
-      const params = new URLSearchParams({ book_id: book.randomId, limit: String(limit), ...query, ...(cursor ? { cursor } : {}) });
+      const params: URLSearchParams = new URLSearchParams({ book_id: book.randomId, limit: String(limit), ...query, ...(cursor ? { cursor } : {}) });
       const res = await svc.request('GET', `/v1/analytics/leads?${params}`, { key: ws.key });
       assert.equal(res.status, 200, res.text);
       leads.push(...res.body.data);
@@ -96,7 +96,7 @@ describe('GET /v1/analytics/leads', () => {
   });
 
   it('applies the filters like the export', async () => {
-    for (const query of [{ session_id: sessions[1]! }, { date: 'today', tz: 'UTC' }, { date: '2020-01-01', tz: 'UTC' }, { exclude_team: 'true' }, { version: '1' }, { version: '7' }]) {
+    for (const query of [{ session_id: sessions[1]! }, { date: 'today', tz: 'UTC' }, { date: '2020-01-01', tz: 'UTC' }, { exclude_team: 'true' }, { version: '1' }, { version: '7' }] as Record<string, string>[]) {
       const { leads } = await all(query, 100);
       assert.deepEqual(leads.map(csvLine), await csv(query), JSON.stringify(query));
     }

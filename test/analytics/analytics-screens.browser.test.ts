@@ -361,6 +361,16 @@ describe('analytics screens', { skip: WEB_SKIP }, () => {
       await page.getByRole('heading', { name: 'Analytics need the Company plan' }).waitFor();
       assert.equal(await page.locator('[data-figure]').count(), 0);
       await assertAccessible(page, 'Analytics without the plan');
+      // Leads are on every plan: the book screen still lists them (UTC days, the API's default).
+      const proBook = await insertBook(svc, pro.id, { status: 'publish', pageCount: 2, name: 'Small catalogue' });
+      await insertLead(svc, proBook, { name: 'Pat', email: 'pat@example.com', fields: { company: 'Pat & Co' }, at: new Date() });
+      const proLeads = await svc.request('GET', '/v1/analytics/leads', { key: pro.key, query: { book_id: proBook.randomId, date: '30d', tz: 'UTC' } });
+      assert.equal(proLeads.status, 200, proLeads.text);
+      await page.goto(`${svc.origin}/app/analytics/books/${proBook.randomId}`);
+      const proTable = page.getByRole('table', { name: 'Leads, in the order they were submitted' });
+      await proTable.waitFor();
+      assert.deepEqual(await proTable.locator('tbody tr').evaluateAll((trs) => trs.map((tr) => [...tr.children].slice(1, 4).map((c) => c.textContent))),
+        proLeads.body.data.map((l: { email: string; name: string; company: string | null }) => [l.email, l.name, l.company ?? '']));
     } finally {
       await other.close();
     }

@@ -31,7 +31,7 @@ export const filters = {
 };
 
 const query = <T extends TProperties>(properties: T) => Type.Object(properties, { additionalProperties: false });
-/** The nine operations all take `version`. */
+/** The book operations all take `version`. */
 const withVersion = <T extends TProperties>(properties: T) => query({ ...properties, version });
 const { book_id, date, tz, viewer_id, tracked_link_id, session_id, page_number, cursor, limit, exclude_team, version } = filters;
 

@@ -62,6 +62,10 @@ describe('analytics screens', { skip: WEB_SKIP }, () => {
     await insertAudit(svc, book, { eventType: 'access_rejected', viewerId: null, email: 'stranger@elsewhere.example', at: new Date('2026-03-03T12:00:00Z'), reason: 'not_allowed' });
     const lead = await insertLead(svc, book, { name: 'Alice', email: 'alice@example.com', at: new Date('2026-03-02T11:00:00Z') });
     await svc.runtime.database.db.update(leads).set({ viewerId: alice }).where(eq(leads.id, lead.id));
+    // 54 more leads, so the Leads table runs over one screenful (50) and "Show more leads" follows the cursor.
+    for (let i = 0; i < 54; i++) {
+      await insertLead(svc, book, { name: `Lead ${i}`, email: `lead${i}@example.com`, fields: i % 3 === 0 ? { company: `Company ${i}` } : {}, at: new Date(Date.UTC(2026, 2, 2, 12, i)), session: `lead-${i}` });
+    }
     const set = await svc.request('PATCH', '/v1/analytics/settings', { key: ws.key, body: { time_zone: TZ } });
     assert.equal(set.status, 200);
     browser = await launchWebBrowser();
@@ -280,6 +284,19 @@ describe('analytics screens', { skip: WEB_SKIP }, () => {
       await waitForEvents('Audit log, in the order it was recorded', audit.data.map((e: { event_type: string; viewer_email: string; page_number: number | null }) => [eventLabel(e.event_type), e.viewer_email || 'Anonymous', e.page_number === null ? '' : String(e.page_number)]));
       await assertAccessible(page, 'Book analytics with the audit log');
 
+      // Leads: the API's leads for the same filter, 50 then the rest with "Show more leads".
+      const leadRow = (l: { email: string; name: string; company: string | null }) => [l.email, l.name, l.company ?? ''];
+      const firstLeads = await api('leads', bookFilter);
+      assert.equal(firstLeads.data.length, 50);
+      assert.equal(firstLeads.meta.has_more, true);
+      await waitForEvents('Leads, in the order they were submitted', firstLeads.data.map(leadRow));
+      const nextLeads = await api('leads', { ...bookFilter, cursor: firstLeads.meta.next_cursor });
+      assert.equal(nextLeads.meta.has_more, false);
+      await page.getByRole('button', { name: 'Show more leads' }).click();
+      await waitForEvents('Leads, in the order they were submitted', [...firstLeads.data, ...nextLeads.data].map(leadRow));
+      await page.getByRole('button', { name: 'Show more leads' }).waitFor({ state: 'detached' });
+      await assertAccessible(page, 'Book analytics with the leads');
+
       // An export of the range downloads as CSV with the API's rows.
       const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('link', { name: 'Page performance (CSV)' }).click()]);
       const csv = (await readFile((await download.path())!, 'utf8')).replace(/^\uFEFF/, '').trim().split('\r\n');
@@ -344,6 +361,16 @@ describe('analytics screens', { skip: WEB_SKIP }, () => {
       await page.getByRole('heading', { name: 'Analytics need the Company plan' }).waitFor();
       assert.equal(await page.locator('[data-figure]').count(), 0);
       await assertAccessible(page, 'Analytics without the plan');
+      // Leads are on every plan: the book screen still lists them (UTC days, the API's default).
+      const proBook = await insertBook(svc, pro.id, { status: 'publish', pageCount: 2, name: 'Small catalogue' });
+      await insertLead(svc, proBook, { name: 'Pat', email: 'pat@example.com', fields: { company: 'Pat & Co' }, at: new Date() });
+      const proLeads = await svc.request('GET', '/v1/analytics/leads', { key: pro.key, query: { book_id: proBook.randomId, date: '30d', tz: 'UTC' } });
+      assert.equal(proLeads.status, 200, proLeads.text);
+      await page.goto(`${svc.origin}/app/analytics/books/${proBook.randomId}`);
+      const proTable = page.getByRole('table', { name: 'Leads, in the order they were submitted' });
+      await proTable.waitFor();
+      assert.deepEqual(await proTable.locator('tbody tr').evaluateAll((trs) => trs.map((tr) => [...tr.children].slice(1, 4).map((c) => c.textContent))),
+        proLeads.body.data.map((l: { email: string; name: string; company: string | null }) => [l.email, l.name, l.company ?? '']));
     } finally {
       await other.close();
     }

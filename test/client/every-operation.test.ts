@@ -258,6 +258,7 @@ describe(`every operation of openapi.json through the client (${operations.lengt
     await ok(client.GET('/v1/analytics/book-flow', { params: { query: { book_id } } }));
     await ok(client.GET('/v1/analytics/book-view-events', { params: { query: { book_id } } }));
     await ok(client.GET('/v1/analytics/interaction-events', { params: { query: { book_id } } }));
+    await ok(client.GET('/v1/analytics/leads', { params: { query: { book_id } } }));
     await ok(client.GET('/v1/analytics/page-performance', { params: { query: { book_id, date: '30d' } } }));
     await ok(client.GET('/v1/analytics/reader-pages', { params: { query: { book_id } } }));
     await ok(client.GET('/v1/analytics/readers', { params: { query: { book_id, include_anonymous: true } } }));

@@ -2172,6 +2172,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v1/analytics/leads": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A book's captured leads
+         * @description Lead form submissions, oldest first, the rows of the leads export (GET /exports/books/{book}/leads) as JSON; `date` selects by submission time, `version` by the visit's version. On every plan (scope analytics:read only): the leads are the customer's own captured data. Optional fields the form did not ask for, or left empty, are null. Cursor-paginated (`limit` 1-500, default 100; follow `meta.next_cursor` while `meta.has_more`): rows inserted while paging never cause gaps or repeats. `date` is read in `tz` (see the parameter); `viewer_id`, `tracked_link_id` of another workspace or book match nothing. A statement running longer than ANALYTICS_STATEMENT_TIMEOUT_MS is stopped and answers 503 ServiceUnavailableException: narrow the date range.
+         *
+         *     **Scope:** `analytics:read`.
+         *
+         *     **Scope:** `analytics:read`.
+         */
+        get: operations["getLeads"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v1/analytics/page-performance": {
         parameters: {
             query?: never;
@@ -5414,6 +5438,24 @@ export interface components {
             occurred_at: string;
             /** Format: date-time */
             created_at: string;
+        };
+        /** Lead */
+        Lead: {
+            id: number;
+            book_id: string;
+            /** Format: date-time */
+            submitted_at: string;
+            /** @description Empty when the form did not ask for it. */
+            name: string;
+            email: string;
+            phone: string | null;
+            company: string | null;
+            message: string | null;
+            viewer_id: number | null;
+            /** @description The visit the form was submitted in. */
+            session_id: string;
+            tracked_link_id: number | null;
+            tracked_link_name: string | null;
         };
         /** View event */
         ViewEvent: {
@@ -18918,6 +18960,148 @@ export interface operations {
                      */
                     "application/json": {
                         data: components["schemas"]["InteractionEvent"][];
+                        meta: {
+                            /** @description Pass as `cursor` to get the next page; null on the last page. */
+                            next_cursor: string | null;
+                            has_more: boolean;
+                        };
+                    };
+                };
+            };
+            /** @description Bad request (BadRequestException): malformed JSON or URL, a JSON body nested more than 64 levels, a malformed multipart body, a percent-encoded `api_key` name, or a request the operation cannot take. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The API key is missing, wrong or revoked (AuthenticationException). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The key lacks the scope (AuthorizationException; details list required_scope and granted_scopes) or the plan lacks the feature (PlanRestrictionException). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The book (book_id) is not one of this workspace's (ModelNotFoundException), exactly like a missing one. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Validation failed (ValidationException; details map each field to its messages: schema rules, NUL characters or unpaired surrogates in any text, numbers out of range), or an Idempotency-Key reused with another request (IdempotencyKeyReusedException). */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit exceeded (RateLimitException); Retry-After gives the seconds to wait. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected error (InternalServerError); no internal detail is returned. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The query ran longer than ANALYTICS_STATEMENT_TIMEOUT_MS and was stopped (ServiceUnavailableException): narrow the date range. */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    getLeads: {
+        parameters: {
+            query: {
+                /** @description The book's random_id. Another workspace's book answers 404. */
+                book_id: string;
+                /** @description Leave out the team's own rows: those of identified readers whose address is a workspace member's or listed (address or domain) in the analytics settings' `team_exclusions`. Default false. */
+                exclude_team?: boolean;
+                /** @description Calendar days in `tz`: YYYY-MM-DD (one day), YYYY-MM-DD,YYYY-MM-DD (from the first day to the last, both included), today, 7d, 30d, 90d, 12mo or all. `7d`/`30d`/`90d` are the last N days with today; `12mo` runs from the day after the same date twelve months ago through today. Without `date`, all time. Anything else is a 422. */
+                date?: string;
+                /** @description IANA time zone in which `date` days begin and end (e.g. `Europe/Paris`). Default `UTC`. */
+                tz?: string;
+                /** @description Only visits that came through this tracked link (of this book; another matches nothing). */
+                tracked_link_id?: number;
+                /** @description Only this reader session (one visit). */
+                session_id?: string;
+                /** @description Page size, 1-500; default 100. */
+                limit?: number;
+                /** @description Opaque cursor from `meta.next_cursor`. */
+                cursor?: string;
+                /** @description Only what was read on this version of the book (its number, as GET /v1/books/{book}/versions lists them): visits by the version they started on, events by the version the reader showed, leads by their visit, audit rows copied from a reader event by that event (access-gate decisions have no version and are kept). Page figures are numbered as in that version. Without it, every version counts. A version the book does not have matches nothing. */
+                version?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": 71,
+                     *           "book_id": "q0bS0fGx2t9M1cFqR7xN2A",
+                     *           "submitted_at": "2026-03-02T10:16:02.000Z",
+                     *           "name": "Ana Lima",
+                     *           "email": "ana@example.com",
+                     *           "phone": null,
+                     *           "company": "Lima & Co",
+                     *           "message": null,
+                     *           "viewer_id": 31,
+                     *           "session_id": "6f1c2a9e-5b1d-4f7e-9a0c-2d8e1f3b4a5c",
+                     *           "tracked_link_id": 12,
+                     *           "tracked_link_name": "March newsletter"
+                     *         }
+                     *       ],
+                     *       "meta": {
+                     *         "next_cursor": null,
+                     *         "has_more": false
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["Lead"][];
                         meta: {
                             /** @description Pass as `cursor` to get the next page; null on the last page. */
                             next_cursor: string | null;

@@ -63,6 +63,33 @@ async function keysetPage<T>(
   };
 }
 
+export interface LeadRecord {
+  id: number;
+  book_id: string;
+  submitted_at: string;
+  name: string;
+  email: string;
+  phone: string | null;
+  company: string | null;
+  message: string | null;
+  viewer_id: number | null;
+  session_id: string;
+  tracked_link_id: number | null;
+  tracked_link_name: string | null;
+}
+
+function leadRecord(row: Record<string, unknown>, bookRandomId: string): LeadRecord {
+  const fields = (row.fields ?? {}) as Record<string, string>;
+  // An optional field left empty or not asked for is null (the CSV writes an empty cell for both).
+  const field = (name: string) => (fields[name] ? fields[name] : null);
+  return {
+    id: num(row.id), book_id: bookRandomId, submitted_at: iso(row.created_at), name: row.name as string, email: row.email as string,
+    phone: field('phone'), company: field('company'), message: field('message'),
+    viewer_id: row.viewer_id === null ? null : num(row.viewer_id), session_id: row.session_id as string,
+    tracked_link_id: row.tracked_link_id === null ? null : num(row.tracked_link_id), tracked_link_name: (row.tracked_link_name as string | null) ?? null,
+  };
+}
+
 export const ACCESS_EVENT_TYPES = ['access_requested', 'access_granted', 'access_rejected'] as const;
 
 export interface VisitPage {
@@ -128,6 +155,12 @@ export class AnalyticsEventsService {
       select d.*, l.name as tracked_link_name from leads d left join tracked_links l on l.id = d.tracked_link_id
       where ${filterConditions('d', 'created_at', f, { session: true, version: 'visit' })} ${after}
       order by ${order} limit ${limit}`, page, (row) => row);
+  }
+
+  /** The leads of GET /analytics/leads: the same rows as the leads export, as records. */
+  async leadRecords(book: BookRow, f: AnalyticsFilter, page: PageQuery): Promise<Page<LeadRecord>> {
+    const rows = await this.leads(f, page);
+    return { ...rows, data: rows.data.map((row) => leadRecord(row, book.randomId)) };
   }
 
   /**

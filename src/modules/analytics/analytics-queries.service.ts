@@ -1,5 +1,5 @@
 /**
- * The nine analytics operations (spec part 4), one method each: resolves the
+ * The analytics operations (spec part 4, and leads), one method each: resolves the
  * book within the caller's workspace (another workspace's book is "not
  * found", exactly like a missing one), reads `date`/`tz`, and asks the
  * events or summaries service. Filters naming another workspace's or book's
@@ -105,6 +105,11 @@ export class AnalyticsQueriesService {
   async viewEvents(caller: Caller, q: AnalyticsQuery) {
     const { book, filter } = await this.scope(caller, q);
     return this.events.viewEvents(book, { ...filter, sourceHost: q.source_host }, this.page(q));
+  }
+
+  async leads(caller: Caller, q: AnalyticsQuery) {
+    const { book, filter } = await this.scope(caller, q);
+    return this.events.leadRecords(book, filter, this.page(q));
   }
 
   async pagePerformance(caller: Caller, q: AnalyticsQuery) {

@@ -1,6 +1,6 @@
 /**
- * The nine analytics operations of spec part 4: scope analytics:read and the
- * Company plan (the guard checks both from `config`). Each handler reads its
+ * The analytics operations of spec part 4: scope analytics:read and the
+ * Company plan (the guard checks both from `config`); leads on every plan. Each handler reads its
  * validated query and calls one method of AnalyticsQueriesService.
  */
 import type { FastifyPluginAsyncTypebox } from '@fastify/type-provider-typebox';
@@ -10,7 +10,7 @@ import { CursorMeta } from '../../platform/http/schemas.ts';
 import type { AnalyticsQueriesService } from './analytics-queries.service.ts';
 import { workspaceAnalyticsRoutes } from './workspace-analytics.routes.ts';
 import {
-  AuditLogEvent, AuditLogQuery, BookFlow, BookFlowQuery, InteractionEvent, InteractionEventsQuery, PagePerformanceQuery, PageSummary,
+  AuditLogEvent, AuditLogQuery, BookFlow, Lead, LeadsQuery, BookFlowQuery, InteractionEvent, InteractionEventsQuery, PagePerformanceQuery, PageSummary,
   ReaderJourney, ReaderJourneyQuery, ReaderPageSummary, ReaderPagesQuery, ReaderSummary, ReadersQuery, ReadingSessionPagesQuery,
   ViewEvent, ViewEventsQuery, VisitMeta, VisitPage, examples,
 } from './analytics.schemas.ts';
@@ -32,7 +32,7 @@ const list = (item: TSchema, example: unknown) => Type.Object({ data: Type.Array
 const whole = (item: TSchema, example: unknown) => Type.Object({ data: Type.Array(item) }, { examples: [{ data: [example] }] });
 
 export const analyticsRoutes: FastifyPluginAsyncTypebox<{ analytics: AnalyticsQueriesService }> = async (app, { analytics }) => {
-  for (const schema of [AuditLogEvent, InteractionEvent, ViewEvent, PageSummary, ReaderPageSummary, ReaderSummary, BookFlow, ReaderJourney]) app.addSchema(schema);
+  for (const schema of [AuditLogEvent, InteractionEvent, Lead, ViewEvent, PageSummary, ReaderPageSummary, ReaderSummary, BookFlow, ReaderJourney]) app.addSchema(schema);
   const ref = (id: string) => Type.Ref(id);
   await app.register(workspaceAnalyticsRoutes, { workspace: analytics.workspace });
 
@@ -80,6 +80,18 @@ export const analyticsRoutes: FastifyPluginAsyncTypebox<{ analytics: AnalyticsQu
     },
     config,
   }, async (request) => analytics.interactionEvents(authOf(request), request.query));
+
+  app.get('/analytics/leads', {
+    schema: {
+      operationId: 'getLeads', tags, summary: "A book's captured leads",
+      description:
+        "Lead form submissions, oldest first, the rows of the leads export (GET /exports/books/{book}/leads) as JSON; `date` selects by submission time, `version` by the visit's version. " +
+        "On every plan (scope analytics:read only): the leads are the customer's own captured data. Optional fields the form did not ask for, or left empty, are null." + PAGED + FILTERS,
+      querystring: LeadsQuery, response: { ...ANALYTICS_ERRORS, 200: list(ref('Lead'), examples.lead) },
+    },
+    // No `feature`: on every plan, like the leads export.
+    config: { scope: 'analytics:read' as const },
+  }, async (request) => analytics.leads(authOf(request), request.query));
 
   app.get('/analytics/page-performance', {
     schema: {

@@ -31,7 +31,7 @@ export const filters = {
 };
 
 const query = <T extends TProperties>(properties: T) => Type.Object(properties, { additionalProperties: false });
-/** The nine operations all take `version`. */
+/** The book operations all take `version`. */
 const withVersion = <T extends TProperties>(properties: T) => query({ ...properties, version });
 const { book_id, date, tz, viewer_id, tracked_link_id, session_id, page_number, cursor, limit, exclude_team, version } = filters;
 
@@ -60,6 +60,7 @@ export const ReadersQuery = withVersion({
   include_anonymous: Type.Optional(Type.Boolean({ default: false, description: 'Also list each anonymous visit as a reader of its own. Default false: identified readers only.' })),
   sort: Type.Optional(Type.Union([Type.Literal('recent'), Type.Literal('engagement')], { default: 'recent', description: '`recent`: last visit first (default); `engagement`: highest average engagement first.' })),
 });
+export const LeadsQuery = withVersion({ book_id, exclude_team, date, tz, tracked_link_id, session_id, limit, cursor });
 export const ReaderJourneyQuery = withVersion({ viewer_id, session_id, date, tz });
 export const ReadingSessionPagesQuery = withVersion({
   book_id,
@@ -219,7 +220,26 @@ export const VisitMeta = Type.Object({
   recorded_at: Nullable(DateTime),
 });
 
+export const Lead = Type.Object({
+  id: Type.Integer(),
+  book_id: Type.String(),
+  submitted_at: DateTime,
+  name: Type.String({ description: 'Empty when the form did not ask for it.' }),
+  email: Type.String(),
+  phone: Nullable(Type.String({ description: 'Null when the form did not ask for it (or it was left empty).' })),
+  company: Nullable(Type.String()),
+  message: Nullable(Type.String()),
+  viewer_id: Nullable(Type.Integer()),
+  session_id: Type.String({ description: 'The visit the form was submitted in.' }),
+  tracked_link_id: Nullable(Type.Integer()),
+  tracked_link_name: Nullable(Type.String()),
+}, { $id: 'Lead', title: 'Lead' });
+
 export const examples = {
+  lead: {
+    id: 71, book_id: BOOK_EXAMPLE, submitted_at: '2026-03-02T10:16:02.000Z', name: 'Ana Lima', email: 'ana@example.com', phone: null, company: 'Lima & Co',
+    message: null, viewer_id: 31, session_id: '6f1c2a9e-5b1d-4f7e-9a0c-2d8e1f3b4a5c', tracked_link_id: 12, tracked_link_name: 'March newsletter',
+  },
   audit: {
     id: '5012', source: 'reader', source_event_id: 88121, book_id: BOOK_EXAMPLE, viewer_id: 31, viewer_email: 'ana@example.com',
     event_type: 'document_downloaded', page_number: 4, active_ms: null, active_seconds: null, reason: '', metadata: null, occurred_at: '2026-03-02T10:15:00.000Z',

@@ -1,8 +1,9 @@
 /**
  * Analytics → one book: its figures with their change, views over time,
  * per-page attention (each page tinted by its average active time, its
- * reach as a bar, all of it in a table too), the readers, and the CSV
- * exports of the range.
+ * reach as a bar, all of it in a table too), the readers, the leads and
+ * the CSV exports of the range. Without the Company plan, only the leads
+ * (on every plan, in UTC days: the summary naming the zone is not available).
  */
 import { useRoute } from 'preact-iso/router';
 import { client } from '../api.ts';
@@ -11,6 +12,7 @@ import { PageAttention } from './attention.tsx';
 import { Events } from './events.tsx';
 import { ReadingFlow } from './flow.tsx';
 import { Readers } from './journey.tsx';
+import { Leads } from './leads.tsx';
 import { rangeHref } from './range.ts';
 import { Headline, Problems, TopList, callWhole, useQuery, useRange } from './widgets.tsx';
 
@@ -41,7 +43,12 @@ export default function BookAnalytics() {
     <Page title={title}>
       <p><a href={rangeHref('/app/analytics', state)}>All analytics</a></p>
       <Problems problem={book.problem} what="book" />
-      {planned ? <Problems problem={summary.problem} what="figures" /> : (
+      {planned ? (
+        <>
+          <Problems problem={summary.problem} what="figures" />
+          <Leads query={{ ...query, tz: 'UTC' }} />
+        </>
+      ) : (
         <>
           <Headline state={state} onChange={setState} bookId={bookId} summary={summary} series={series} />
 
@@ -59,6 +66,7 @@ export default function BookAnalytics() {
               <ReadingFlow query={bookQuery} />
               <Readers query={bookQuery} />
               <Events query={bookQuery} />
+              <Leads query={bookQuery} />
             </>
           )}
 

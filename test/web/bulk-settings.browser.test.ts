@@ -5,11 +5,15 @@
  * the summary then shows the change, and "All books" shows where the third
  * book differs. A book changed elsewhere after the summary was read is
  * refused (409) in words naming it, and applying again succeeds. A viewer
- * is told to ask an editor and sees no control. Axe at 1280 and 360 px.
+ * is told to ask an editor and sees no control. Text settings (watermark,
+ * description, download password, sign-in message) and the access list
+ * change two books; the one without a list fails in words, gets a list
+ * elsewhere and "Retry the failed books" changes it; on PostgreSQL a batch
+ * is cancelled while its first book waits, and the second is not changed. Axe at 1280 and 360 px.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { eq } from 'drizzle-orm';
+import { eq, sql } from 'drizzle-orm';
 import type { Browser } from 'playwright-core';
 import { books } from '../../src/modules/books/books.tables.ts';
 import { insertBook } from '../factories.ts';
@@ -19,12 +23,13 @@ describe('bulk settings in the application', { skip: WEB_SKIP }, () => {
   let svc: WebService;
   let browser: Browser;
   let workspaceId: number;
+  let key: string;
   const ids: Record<string, string> = {};
 
   before(async () => {
     // The worker runs the batch.
     svc = await startWebService({}, { worker: true });
-    workspaceId = (await svc.workspace({ name: 'Many books', plan: 'company' })).id;
+    ({ id: workspaceId, key } = await svc.workspace({ name: 'Many books', plan: 'company' }));
     for (const name of ['Atlas', 'Bravo', 'Cargo']) ids[name] = (await insertBook(svc, workspaceId, { name })).randomId;
     browser = await launchWebBrowser();
   });
@@ -77,6 +82,87 @@ describe('bulk settings in the application', { skip: WEB_SKIP }, () => {
       await page.getByText('3 books chosen.').waitFor();
       await sound.getByText('Differs:').waitFor();
       assert.match(await sound.innerText(), /Cargo: Off/);
+      assert.deepEqual(tab.problems, []);
+    } finally {
+      await tab.close();
+    }
+  });
+
+  it('changes text settings, retries the book that failed and cancels a batch in flight', async () => {
+    await personIn(svc, workspaceId, 'texts@example.com', 'editor');
+    // Atlas has an access list; Bravo has none, so "keep each book's own list" fails for it (access_list_empty).
+    assert.equal((await svc.request('POST', '/v1/subscribers', { key, body: { book_id: ids.Atlas!, email: 'ann@example.com' } })).status, 201);
+    const tab = await openApp(browser);
+    try {
+      const { page } = tab;
+      await signInThroughScreen(page, svc, 'texts@example.com');
+      await page.goto(`${svc.origin}/app/bulk-settings?books=${ids.Atlas},${ids.Bravo}`);
+      await heading(page, 'Bulk settings');
+      await page.getByText('2 books chosen.').waitFor();
+      const sound = page.getByRole('row', { name: /Page-turn sound/ });
+      await sound.getByText(/^All:/).waitFor();
+
+      await page.getByLabel('Watermark', { exact: true }).selectOption({ label: 'Set to…' });
+      await page.getByLabel('New watermark').fill('CONFIDENTIAL');
+      await page.getByLabel('Description', { exact: true }).selectOption({ label: 'Set to…' });
+      await page.getByLabel('New description').fill('The spring range');
+      await page.getByLabel('Download password', { exact: true }).selectOption({ label: 'Set to…' });
+      await page.getByLabel('New download password').fill('s3cret-pass');
+      await page.getByLabel('Sign-in message', { exact: true }).selectOption({ label: 'Set to…' });
+      await page.getByLabel('New sign-in message').fill('Partners only: sign in with your work address.');
+      await page.getByLabel('Access list', { exact: true }).selectOption({ label: 'On: only people on each book’s own list' });
+      await assertAccessible(page, 'Bulk settings, text settings chosen');
+      await page.getByRole('button', { name: 'Apply to 2 books' }).click();
+      await page.getByText('Done: 1 changed, 1 failed.').waitFor();
+      const each = page.getByRole('list', { name: 'Each book' });
+      assert.equal((await each.getByRole('listitem').nth(0).innerText()).trim(), 'Atlas: Changed');
+      assert.match(await each.getByRole('listitem').nth(1).innerText(), /^Bravo: Failed \(.*has none/);
+      // The password is never kept in the browser's draft.
+      assert.doesNotMatch(await page.evaluate(() => JSON.stringify(localStorage)), /s3cret-pass/);
+
+      // Bravo gets a list elsewhere; retrying the failed book now changes it.
+      assert.equal((await svc.request('POST', '/v1/subscribers', { key, body: { book_id: ids.Bravo!, email: 'bob@example.com' } })).status, 201);
+      await page.getByRole('button', { name: 'Retry the failed books' }).click();
+      await page.getByRole('heading', { name: 'Retry of the failed books' }).waitFor();
+      await page.getByText('Done: all 1 book was changed.').waitFor();
+      await page.getByRole('row', { name: /^Watermark/ }).getByText('All: CONFIDENTIAL').waitFor();
+      await page.getByRole('row', { name: /^Download password/ }).getByText('All: On').waitFor();
+      for (const id of [ids.Atlas!, ids.Bravo!]) {
+        const book = (await svc.request('GET', `/v1/books/${id}`, { key })).body.data;
+        assert.equal(book.description, 'The spring range');
+        assert.equal(book.settings.watermark, 'CONFIDENTIAL');
+      }
+      await assertAccessible(page, 'Bulk settings, retried');
+
+      // Cancel while a batch runs. The PostgreSQL pass holds the event log (SHARE mode, as a long maintenance task
+      // might) so the first book's write waits inside its transaction; PGlite's single connection cannot wait like that.
+      if (process.env.DATABASE_URL) {
+        let release!: () => void;
+        let held!: () => void;
+        const locked = new Promise<void>((resolve) => (held = resolve));
+        const holding = svc.runtime.database.db.transaction(async (tx) => {
+          await tx.execute(sql`lock table domain_events in share mode`);
+          held();
+          await new Promise<void>((resolve) => (release = resolve));
+        });
+        await locked;
+        try {
+          // Both books have the sound on since the first test.
+          await page.getByLabel('Page-turn sound').selectOption({ label: 'Off' });
+          await page.getByRole('button', { name: 'Apply to 2 books' }).click();
+          await page.getByText('Changing the books: 0 of 2 done.').waitFor();
+          await page.getByRole('button', { name: 'Cancel' }).click();
+          await page.getByText('Cancelling: the book being changed is finished first; 1 not changed.').waitFor();
+        } finally {
+          release();
+          await holding;
+        }
+        await page.getByText('Cancelled: 1 changed, 0 failed, 1 not changed.').waitFor();
+        assert.deepEqual((await each.getByRole('listitem').allInnerTexts()).map((t) => t.trim()), ['Atlas: Changed', 'Bravo: Cancelled, not changed']);
+        await sound.getByText('Differs:').waitFor();
+        assert.match(await sound.innerText(), /Atlas: Off; Bravo: On/);
+        await assertAccessible(page, 'Bulk settings, cancelled');
+      }
       assert.deepEqual(tab.problems, []);
     } finally {
       await tab.close();

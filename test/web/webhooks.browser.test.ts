@@ -4,7 +4,9 @@
  * the field), copies the signing secret shown once, sends a test event that
  * arrives signed and shows as delivered in the log with its body, redelivers
  * it, rotates the secret, disables and enables the subscription and deletes
- * it after a confirmation. An editor sees no webhook controls. Axe at 1280
+ * it after a confirmation. An owner limits a subscription to a tracked
+ * link, then edits its name, address, events and filters (a refusal in
+ * words first). An editor sees no webhook controls. Axe at 1280
  * and 360 px.
  */
 import assert from 'node:assert/strict';
@@ -20,13 +22,15 @@ describe('webhooks in the application', { skip: WEB_SKIP }, () => {
   let browser: Browser;
   let receiver: Receiver;
   let workspaceId: number;
+  let key: string;
+  let bookId: string;
 
   before(async () => {
     // The worker sends deliveries; plain http to 127.0.0.1 is allowed for the local receiver only.
     svc = await startWebService({ OUTBOUND_ALLOWED_HOSTS: '127.0.0.1' }, { worker: true });
     receiver = await startReceiver();
-    workspaceId = (await svc.workspace({ name: 'Hooks' })).id;
-    await insertBook(svc, workspaceId, { name: 'Spring catalogue', status: 'publish', publishedDate: new Date() });
+    ({ id: workspaceId, key } = await svc.workspace({ name: 'Hooks' }));
+    bookId = (await insertBook(svc, workspaceId, { name: 'Spring catalogue', status: 'publish', publishedDate: new Date() })).randomId;
     browser = await launchWebBrowser();
   });
   after(async () => {
@@ -123,6 +127,64 @@ describe('webhooks in the application', { skip: WEB_SKIP }, () => {
       await page.keyboard.press('Enter');
       await page.getByText('No subscriptions yet.').waitFor();
       assert.equal(await page.getByRole('heading', { name: 'Delivery log: CRM' }).count(), 0);
+      assert.deepEqual(tab.problems, []);
+    } finally {
+      await tab.close();
+    }
+  });
+
+  it('limits a subscription to a tracked link, then changes its name, address, events and filters', async () => {
+    const link = await svc.request('POST', `/v1/books/${bookId}/tracked-links`, { key, body: { name: 'Newsletter', slug: 'newsletter' } });
+    assert.equal(link.status, 201);
+    await personIn(svc, workspaceId, 'owner@example.com', 'owner');
+    const tab = await openApp(browser);
+    try {
+      const { page } = tab;
+      await signInThroughScreen(page, svc, 'owner@example.com');
+      await page.goto(`${svc.origin}/app/webhooks`);
+      await heading(page, 'Webhooks');
+      const create = page.getByRole('region', { name: 'Add a subscription' });
+      await create.getByLabel('Name').fill('Clicks');
+      await create.getByLabel('Endpoint URL').fill(`${receiver.url}/clicks`);
+      await create.getByRole('checkbox', { name: 'Link clicked' }).check();
+      await create.getByRole('group', { name: 'Only for these tracked links (optional)' }).getByRole('checkbox', { name: 'Newsletter (Spring catalogue)' }).check();
+      await assertAccessible(page, 'Webhooks, a tracked link chosen');
+      await create.getByRole('button', { name: 'Create subscription' }).click();
+      await page.getByRole('heading', { name: 'The signing secret of “Clicks”' }).waitFor();
+      await page.getByRole('button', { name: 'Done' }).click();
+      const list = page.getByRole('list', { name: 'Subscriptions' });
+      const item = list.getByRole('listitem').filter({ has: page.getByRole('heading', { name: 'Clicks' }) });
+      await item.getByText('Newsletter').waitFor();
+      const [created] = (await svc.request('GET', '/v1/webhook-subscriptions', { key })).body.data.filter((x: { name: string }) => x.name === 'Clicks');
+      assert.deepEqual(created.filters.map((f: { type: string; value: string; book_id?: string }) => [f.type, f.value, f.book_id]), [['tracked_link', 'newsletter', bookId]]);
+
+      // Edit: a refusal in words, then the new name, address, events and filters saved with PUT.
+      await page.getByRole('button', { name: 'Edit Clicks' }).click();
+      const edit = page.getByRole('region', { name: 'Edit “Clicks”' });
+      await edit.waitFor();
+      assert.equal(await edit.getByLabel('Name').inputValue(), 'Clicks');
+      assert.equal(await edit.getByRole('checkbox', { name: 'Newsletter (Spring catalogue)' }).isChecked(), true);
+      assert.equal(await edit.getByRole('checkbox', { name: 'Link clicked' }).isChecked(), true);
+      await edit.getByLabel('Endpoint URL').fill('http://10.0.0.1/hooks');
+      await edit.getByRole('button', { name: 'Save subscription' }).click();
+      await edit.getByRole('alert').filter({ hasText: 'The subscription was not saved' }).waitFor();
+      assert.equal(await edit.getByLabel('Endpoint URL').getAttribute('aria-invalid'), 'true');
+      await assertAccessible(page, 'Webhooks, editing, a refusal');
+      await edit.getByLabel('Name').fill('Clicks and leads');
+      await edit.getByLabel('Endpoint URL').fill(`${receiver.url}/clicks-and-leads`);
+      await edit.getByRole('checkbox', { name: 'Flipbook created' }).check();
+      await edit.getByRole('checkbox', { name: 'Newsletter (Spring catalogue)' }).uncheck();
+      await edit.getByRole('group', { name: 'Only for these books (optional)' }).getByRole('checkbox', { name: 'Spring catalogue' }).check();
+      await edit.getByRole('button', { name: 'Save subscription' }).click();
+      await page.getByText('The subscription “Clicks and leads” was saved.').waitFor();
+      assert.equal(await page.getByRole('region', { name: /^Edit/ }).count(), 0);
+      const saved = list.getByRole('listitem').filter({ has: page.getByRole('heading', { name: 'Clicks and leads' }) });
+      await saved.getByText(`${receiver.url}/clicks-and-leads`).waitFor();
+      const after = (await svc.request('GET', `/v1/webhook-subscriptions/${created.id}`, { key })).body.data;
+      assert.equal(after.name, 'Clicks and leads');
+      assert.equal(after.target_url, `${receiver.url}/clicks-and-leads`);
+      assert.deepEqual(after.event_types.map((e: { value: string }) => e.value).sort(), ['flipbook.created', 'link_clicked']);
+      assert.deepEqual(after.filters.map((f: { type: string; value: string }) => [f.type, f.value]), [['book', bookId]]);
       assert.deepEqual(tab.problems, []);
     } finally {
       await tab.close();

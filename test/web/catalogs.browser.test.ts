@@ -2,8 +2,10 @@
  * Catalogs in Chromium: an admin is refused in words without a name, creates
  * a catalog from a product feed served on 127.0.0.1 (admitted through
  * OUTBOUND_ALLOWED_HOSTS), sees its import go to ready and its items, and a
- * feed that cannot be fetched shown failed with the reason. An editor sees
- * the catalogs without a create form. The admin searches the loaded items,
+ * feed that cannot be fetched shown failed with the reason; the import's
+ * sync job with its progress and the item it refused, and the failed one's
+ * reason; a catalog deleted after a confirmation. An editor sees
+ * the catalogs without a create form. The admin searches the items (on the API),
  * is told in words when the search leaves nothing to make a book from, then
  * chooses a template by its thumbnail from the keyboard and makes a book of
  * the items found, followed to ready with a link to it. Axe at 1280 and 360 px.
@@ -19,6 +21,8 @@ const FEED = [
   { external_item_key: 'tee-s', title: 'Organic tee S', price: '19.90', currency: 'EUR' },
   { external_item_key: 'tee-m', title: 'Organic tee M', price: '19.90', currency: 'EUR' },
   { external_item_key: 'cap', title: 'Cap', price: '9.50', currency: 'EUR' },
+  // Refused by the import: a price with a decimal comma.
+  { external_item_key: 'scarf', title: 'Scarf', price: '12,50', currency: 'EUR' },
 ];
 
 describe('catalogs in the application', { skip: WEB_SKIP }, () => {
@@ -69,8 +73,17 @@ describe('catalogs in the application', { skip: WEB_SKIP }, () => {
       await page.getByLabel('Product feed URL').fill(`${base}/products.json`);
       await page.getByRole('button', { name: 'Create catalog' }).click();
       const spring = page.getByRole('row', { name: /Spring/ });
-      await spring.getByText('Ready, in sync').waitFor();
+      await spring.getByText(/^Ready; /).waitFor();
       await page.getByRole('button', { name: 'Items of Spring' }).click();
+      // The import's sync job: its progress, and the item it refused with the field and the reason.
+      const jobs = page.getByRole('list', { name: 'The latest sync jobs of Spring, newest first' });
+      const job = jobs.getByRole('listitem').first();
+      await job.getByText('Done: 4 items handled, 3 applied, 1 refused.').waitFor();
+      assert.match(await job.getByRole('heading').innerText(), /^Feed import, /);
+      assert.equal(await job.getByRole('progressbar').getAttribute('value'), '4');
+      const refusedRow = job.getByRole('table', { name: /^Items refused by sync job/ }).getByRole('row', { name: /scarf/ });
+      assert.match(await refusedRow.innerText(), /price/);
+      assert.match(await refusedRow.innerText(), /12,50/);
       const items = page.getByRole('region', { name: 'The items of Spring' });
       await items.getByRole('row', { name: /Organic tee M/ }).waitFor();
       assert.equal(await items.getByRole('row').count(), 4);
@@ -80,7 +93,19 @@ describe('catalogs in the application', { skip: WEB_SKIP }, () => {
       await page.getByLabel('Product feed URL').fill(`${base}/missing.json`);
       await page.getByRole('button', { name: 'Create catalog' }).click();
       await page.getByRole('row', { name: /Broken/ }).getByText(/^Import failed: /).waitFor();
+      await page.getByRole('button', { name: 'Items of Broken' }).click();
+      await page.getByRole('list', { name: 'The latest sync jobs of Broken, newest first' }).getByText(/^Failed: .*404/).waitFor();
       await assertAccessible(page, 'Catalogs, a failed import');
+
+      // Deleting is confirmed, and says what goes.
+      await page.getByRole('button', { name: 'Delete catalog Broken' }).click();
+      const dialog = page.getByRole('dialog', { name: 'Delete the catalog “Broken”?' });
+      await dialog.getByText('Books already made from it stay as they are.', { exact: false }).waitFor();
+      await assertAccessible(page, 'Catalogs, delete dialog');
+      await dialog.getByRole('button', { name: 'Delete catalog' }).click();
+      await page.getByText('The catalog Broken was deleted.').waitFor();
+      assert.equal(await page.getByRole('row', { name: /Broken/ }).count(), 0);
+      assert.equal(await page.getByRole('region', { name: 'Sync jobs of Broken' }).count(), 0);
       assert.deepEqual(tab.problems, []);
     } finally {
       await tab.close();
@@ -98,7 +123,7 @@ describe('catalogs in the application', { skip: WEB_SKIP }, () => {
       const items = page.getByRole('region', { name: 'The items of Spring' });
       await items.getByRole('row', { name: /Cap/ }).waitFor();
 
-      // The search covers the items loaded, and says how many match.
+      // The search is the API's (filter[q]), and the screen says how many match.
       await page.getByLabel('Search items').fill('zzz');
       await page.getByRole('status').filter({ hasText: '0 items match' }).waitFor();
       assert.equal(await items.count(), 0);
@@ -157,6 +182,7 @@ describe('catalogs in the application', { skip: WEB_SKIP }, () => {
       await page.getByRole('row', { name: /Spring/ }).waitFor();
       await page.getByText('Only admins and owners create catalogs.').waitFor();
       assert.equal(await page.getByRole('button', { name: 'Create catalog' }).count(), 0);
+      assert.equal(await page.getByRole('button', { name: /^Delete catalog/ }).count(), 0);
       await assertAccessible(page, 'Catalogs, an editor');
     } finally {
       await tab.close();

@@ -1727,7 +1727,7 @@ export interface paths {
         };
         /**
          * A catalog's items
-         * @description In id order (creation), cursor-paginated (`limit` 1-200, default 25); `available` filters.
+         * @description In id order (creation), cursor-paginated (`limit` 1-200, default 25); `available` filters, and `filter[q]` searches the title and key (every word, ignoring case).
          *
          *     **Scope:** `catalogs:read`.
          *
@@ -1805,6 +1805,30 @@ export interface paths {
          *     **Idempotency:** send `Idempotency-Key` to make a retry safe; the first 2xx response is replayed for 24 hours with `X-Idempotent-Replay: true`.
          */
         post: operations["bulkUpsertCatalogItems"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/catalogs/{catalog}/sync-jobs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A catalog's sync jobs
+         * @description Newest first, cursor-paginated (`limit` 1-100, default 10): the jobs of writes through the API and the feed imports, including those the service starts itself (creation with `source_url`, the scheduled re-sync). The first is the latest; follow it with `GET /catalogs/{catalog}/sync-jobs/{syncJob}`.
+         *
+         *     **Scope:** `catalogs:read`.
+         *
+         *     **Scope:** `catalogs:read`.
+         */
+        get: operations["listCatalogSyncJobs"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -16285,6 +16309,8 @@ export interface operations {
                 limit?: number;
                 /** @description Only items with this `available` value. */
                 available?: boolean;
+                /** @description Only items whose title or `external_item_key` contains every word (at most 10), ignoring case. */
+                "filter[q]"?: string;
             };
             header?: never;
             path: {
@@ -16962,6 +16988,147 @@ export interface operations {
             };
             /** @description Unsupported Content-Type (UnsupportedMediaTypeException); the message quotes the type sent. */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Validation failed (ValidationException; details map each field to its messages: schema rules, NUL characters or unpaired surrogates in any text, numbers out of range), or an Idempotency-Key reused with another request (IdempotencyKeyReusedException). */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit exceeded (RateLimitException); Retry-After gives the seconds to wait. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected error (InternalServerError); no internal detail is returned. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
+    listCatalogSyncJobs: {
+        parameters: {
+            query?: {
+                /** @description Opaque cursor from `meta.next_cursor`. */
+                cursor?: string;
+                /** @description Page size, 1-100; default 10. */
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                catalog: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": 41,
+                     *           "catalog_id": 7,
+                     *           "type": "feed_import",
+                     *           "status": "running",
+                     *           "progress": {
+                     *             "total": 3,
+                     *             "processed": 1,
+                     *             "accepted": 0,
+                     *             "failed": 1
+                     *           },
+                     *           "errors": [
+                     *             {
+                     *               "index": 2,
+                     *               "external_item_key": "cap-red",
+                     *               "field": "price",
+                     *               "message": "\"12,50\" is not a price: write a decimal with a dot (\"19.90\"), optionally followed by a currency (\"19.90 EUR\")."
+                     *             }
+                     *           ],
+                     *           "snapshot_at": "2026-11-22T10:00:00.000Z",
+                     *           "started_at": null,
+                     *           "finished_at": null,
+                     *           "created_at": "2026-11-22T10:00:00.010Z",
+                     *           "updated_at": "2026-11-22T10:00:00.010Z"
+                     *         }
+                     *       ],
+                     *       "meta": {
+                     *         "next_cursor": null,
+                     *         "has_more": false
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["CatalogSyncJob"][];
+                        meta: {
+                            /** @description Pass as `cursor` to get the next page; null on the last page. */
+                            next_cursor: string | null;
+                            has_more: boolean;
+                        };
+                    };
+                };
+            };
+            /** @description Bad request (BadRequestException): malformed JSON or URL, a JSON body nested more than 64 levels, a malformed multipart body, a percent-encoded `api_key` name, or a request the operation cannot take. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The API key is missing, wrong or revoked (AuthenticationException). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The key lacks the scope (AuthorizationException; details list required_scope and granted_scopes) or the plan lacks the feature (PlanRestrictionException). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found (ModelNotFoundException). Records of other workspaces answer exactly like missing ones. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A path segment is longer than 2048 characters (URITooLongException). */
+            414: {
                 headers: {
                     [name: string]: unknown;
                 };

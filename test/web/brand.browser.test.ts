@@ -7,35 +7,16 @@
  * write control. Axe at 1280 and 360 px.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
-import type { Browser } from 'playwright-core';
+import { describe, it } from 'node:test';
 import sharp from 'sharp';
-import { insertBook } from '../factories.ts';
-import { assertAccessible, heading, launchWebBrowser, openApp, personIn, signInThroughScreen, startWebService, WEB_SKIP, type WebService } from './web-browser.ts';
+import { assertAccessible, heading, WEB_SKIP, webSuite } from './web-browser.ts';
 
 describe('brand in the application', { skip: WEB_SKIP }, () => {
-  let svc: WebService;
-  let browser: Browser;
-  let workspaceId: number;
-  let bookId: string;
-
-  before(async () => {
-    svc = await startWebService();
-    workspaceId = (await svc.workspace({ name: 'Branded', plan: 'company' })).id;
-    bookId = (await insertBook(svc, workspaceId, { name: 'Catalogue', status: 'publish', publishedDate: new Date() })).randomId;
-    browser = await launchWebBrowser();
-  });
-  after(async () => {
-    await browser?.close();
-    await svc?.stop();
-  });
+  const suite = webSuite({ workspace: { name: 'Branded', plan: 'company' }, book: { name: 'Catalogue' } });
 
   it('previews, saves and takes over with the brand', async () => {
-    await personIn(svc, workspaceId, 'admin@example.com', 'admin');
-    const tab = await openApp(browser);
-    try {
+    await suite.signedIn('admin@example.com', 'admin', async (tab) => {
       const { page } = tab;
-      await signInThroughScreen(page, svc, 'admin@example.com');
       await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Brand' }).click();
       await heading(page, 'Brand');
       await assertAccessible(page, 'Brand, none yet');
@@ -93,31 +74,24 @@ describe('brand in the application', { skip: WEB_SKIP }, () => {
 
       // The public reader now wears the brand.
       const reader = await page.context().newPage();
-      await reader.goto(`${svc.origin}/read/${bookId}`);
+      await reader.goto(`${suite.svc.origin}/read/${suite.bookId}`);
       await reader.getByRole('img', { name: 'Acme' }).waitFor();
       assert.equal(await reader.locator('.brand-mark').getAttribute('href'), 'https://acme.example');
       await reader.close();
       assert.deepEqual(tab.problems.filter((p) => !p.includes('/read/')), []);
-    } finally {
-      await tab.close();
-    }
+    });
   });
 
   it('shows an editor the brand without write controls', async () => {
-    await personIn(svc, workspaceId, 'editor@example.com', 'editor');
-    const tab = await openApp(browser);
-    try {
+    await suite.signedIn('editor@example.com', 'editor', async (tab) => {
       const { page } = tab;
-      await signInThroughScreen(page, svc, 'editor@example.com');
-      await page.goto(`${svc.origin}/app/brand`);
+      await page.goto(`${suite.svc.origin}/app/brand`);
       await heading(page, 'Brand');
       assert.equal(await page.getByLabel('Company name').inputValue(), 'Acme');
       assert.equal(await page.getByRole('button', { name: 'Save brand' }).count(), 0);
       assert.equal(await page.getByRole('button', { name: /brand take-over/ }).count(), 0);
       await page.getByText('Only admins and owners change the brand.').waitFor();
       await assertAccessible(page, 'Brand, an editor');
-    } finally {
-      await tab.close();
-    }
+    });
   });
 });

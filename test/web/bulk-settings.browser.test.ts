@@ -12,38 +12,24 @@
  * is cancelled while its first book waits, and the second is not changed. Axe at 1280 and 360 px.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { before, describe, it } from 'node:test';
 import { eq, sql } from 'drizzle-orm';
-import type { Browser } from 'playwright-core';
 import { books } from '../../src/modules/books/books.tables.ts';
 import { insertBook } from '../factories.ts';
-import { assertAccessible, heading, launchWebBrowser, openApp, personIn, signInThroughScreen, startWebService, WEB_SKIP, type WebService } from './web-browser.ts';
+import { assertAccessible, heading, WEB_SKIP, webSuite } from './web-browser.ts';
 
 describe('bulk settings in the application', { skip: WEB_SKIP }, () => {
-  let svc: WebService;
-  let browser: Browser;
-  let workspaceId: number;
-  let key: string;
+  // The worker runs the batch.
+  const suite = webSuite({ workspace: { name: 'Many books', plan: 'company' }, worker: true });
   const ids: Record<string, string> = {};
 
   before(async () => {
-    // The worker runs the batch.
-    svc = await startWebService({}, { worker: true });
-    ({ id: workspaceId, key } = await svc.workspace({ name: 'Many books', plan: 'company' }));
-    for (const name of ['Atlas', 'Bravo', 'Cargo']) ids[name] = (await insertBook(svc, workspaceId, { name })).randomId;
-    browser = await launchWebBrowser();
-  });
-  after(async () => {
-    await browser?.close();
-    await svc?.stop();
+    for (const name of ['Atlas', 'Bravo', 'Cargo']) ids[name] = (await insertBook(suite.svc, suite.workspaceId, { name })).randomId;
   });
 
   it('applies settings to the selected books and follows the batch to its end', async () => {
-    await personIn(svc, workspaceId, 'editor@example.com', 'editor');
-    const tab = await openApp(browser);
-    try {
+    await suite.signedIn('editor@example.com', 'editor', async (tab) => {
       const { page } = tab;
-      await signInThroughScreen(page, svc, 'editor@example.com');
       await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Books' }).click();
       await heading(page, 'Books');
       await page.getByRole('checkbox', { name: 'Select Atlas' }).check();
@@ -61,7 +47,7 @@ describe('bulk settings in the application', { skip: WEB_SKIP }, () => {
       // A book changed elsewhere after the summary was read: refused, named, and read again.
       await page.getByLabel('Page-turn sound').selectOption({ label: 'On' });
       await page.getByLabel('Animation', { exact: true }).selectOption({ label: 'Fade' });
-      await svc.runtime.database.db.update(books).set({ settingsRevision: 'f'.repeat(64) }).where(eq(books.randomId, ids.Bravo!));
+      await suite.svc.runtime.database.db.update(books).set({ settingsRevision: 'f'.repeat(64) }).where(eq(books.randomId, ids.Bravo!));
       await page.getByRole('button', { name: 'Apply to 2 books' }).click();
       await page.getByRole('alert').filter({ hasText: 'The settings were not applied' }).waitFor();
       await page.getByText('Changed elsewhere meanwhile: Bravo.').waitFor();
@@ -83,20 +69,15 @@ describe('bulk settings in the application', { skip: WEB_SKIP }, () => {
       await sound.getByText('Differs:').waitFor();
       assert.match(await sound.innerText(), /Cargo: Off/);
       assert.deepEqual(tab.problems, []);
-    } finally {
-      await tab.close();
-    }
+    });
   });
 
   it('changes text settings, retries the book that failed and cancels a batch in flight', async () => {
-    await personIn(svc, workspaceId, 'texts@example.com', 'editor');
     // Atlas has an access list; Bravo has none, so "keep each book's own list" fails for it (access_list_empty).
-    assert.equal((await svc.request('POST', '/v1/subscribers', { key, body: { book_id: ids.Atlas!, email: 'ann@example.com' } })).status, 201);
-    const tab = await openApp(browser);
-    try {
+    assert.equal((await suite.svc.request('POST', '/v1/subscribers', { key: suite.key, body: { book_id: ids.Atlas!, email: 'ann@example.com' } })).status, 201);
+    await suite.signedIn('texts@example.com', 'editor', async (tab) => {
       const { page } = tab;
-      await signInThroughScreen(page, svc, 'texts@example.com');
-      await page.goto(`${svc.origin}/app/bulk-settings?books=${ids.Atlas},${ids.Bravo}`);
+      await page.goto(`${suite.svc.origin}/app/bulk-settings?books=${ids.Atlas},${ids.Bravo}`);
       await heading(page, 'Bulk settings');
       await page.getByText('2 books chosen.').waitFor();
       const sound = page.getByRole('row', { name: /Page-turn sound/ });
@@ -121,14 +102,14 @@ describe('bulk settings in the application', { skip: WEB_SKIP }, () => {
       assert.doesNotMatch(await page.evaluate(() => JSON.stringify(localStorage)), /s3cret-pass/);
 
       // Bravo gets a list elsewhere; retrying the failed book now changes it.
-      assert.equal((await svc.request('POST', '/v1/subscribers', { key, body: { book_id: ids.Bravo!, email: 'bob@example.com' } })).status, 201);
+      assert.equal((await suite.svc.request('POST', '/v1/subscribers', { key: suite.key, body: { book_id: ids.Bravo!, email: 'bob@example.com' } })).status, 201);
       await page.getByRole('button', { name: 'Retry the failed books' }).click();
       await page.getByRole('heading', { name: 'Retry of the failed books' }).waitFor();
       await page.getByText('Done: all 1 book was changed.').waitFor();
       await page.getByRole('row', { name: /^Watermark/ }).getByText('All: CONFIDENTIAL').waitFor();
       await page.getByRole('row', { name: /^Download password/ }).getByText('All: On').waitFor();
       for (const id of [ids.Atlas!, ids.Bravo!]) {
-        const book = (await svc.request('GET', `/v1/books/${id}`, { key })).body.data;
+        const book = (await suite.svc.request('GET', `/v1/books/${id}`, { key: suite.key })).body.data;
         assert.equal(book.description, 'The spring range');
         assert.equal(book.settings.watermark, 'CONFIDENTIAL');
       }
@@ -140,7 +121,7 @@ describe('bulk settings in the application', { skip: WEB_SKIP }, () => {
         let release!: () => void;
         let held!: () => void;
         const locked = new Promise<void>((resolve) => (held = resolve));
-        const holding = svc.runtime.database.db.transaction(async (tx) => {
+        const holding = suite.svc.runtime.database.db.transaction(async (tx) => {
           await tx.execute(sql`lock table domain_events in share mode`);
           held();
           await new Promise<void>((resolve) => (release = resolve));
@@ -164,24 +145,17 @@ describe('bulk settings in the application', { skip: WEB_SKIP }, () => {
         await assertAccessible(page, 'Bulk settings, cancelled');
       }
       assert.deepEqual(tab.problems, []);
-    } finally {
-      await tab.close();
-    }
+    });
   });
 
   it('shows a viewer no control', async () => {
-    await personIn(svc, workspaceId, 'viewer@example.com', 'viewer');
-    const tab = await openApp(browser);
-    try {
+    await suite.signedIn('viewer@example.com', 'viewer', async (tab) => {
       const { page } = tab;
-      await signInThroughScreen(page, svc, 'viewer@example.com');
       await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Bulk settings' }).click();
       await heading(page, 'Bulk settings');
       await page.getByText('Only editors, admins and owners change the settings of books.').waitFor();
       assert.equal(await page.getByRole('button').filter({ hasText: /^Apply/ }).count(), 0);
       await assertAccessible(page, 'Bulk settings, a viewer');
-    } finally {
-      await tab.close();
-    }
+    });
   });
 });

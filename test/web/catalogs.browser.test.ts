@@ -14,8 +14,7 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import type { Browser } from 'playwright-core';
-import { assertAccessible, heading, launchWebBrowser, openApp, personIn, signInThroughScreen, startWebService, WEB_SKIP, type WebService } from './web-browser.ts';
+import { assertAccessible, heading, WEB_SKIP, webSuite } from './web-browser.ts';
 
 const FEED = [
   { external_item_key: 'tee-s', title: 'Organic tee S', price: '19.90', currency: 'EUR' },
@@ -26,11 +25,9 @@ const FEED = [
 ];
 
 describe('catalogs in the application', { skip: WEB_SKIP }, () => {
-  let svc: WebService;
-  let browser: Browser;
+  const suite = webSuite({ workspace: { name: 'Shop', plan: 'company' }, env: { OUTBOUND_ALLOWED_HOSTS: '127.0.0.1' }, worker: true });
   let feeds: http.Server;
   let base: string;
-  let workspaceId: number;
 
   before(async () => {
     feeds = http.createServer((req, res) => {
@@ -44,22 +41,14 @@ describe('catalogs in the application', { skip: WEB_SKIP }, () => {
     });
     await new Promise<void>((resolve) => feeds.listen(0, '127.0.0.1', resolve));
     base = `http://127.0.0.1:${(feeds.address() as AddressInfo).port}`;
-    svc = await startWebService({ OUTBOUND_ALLOWED_HOSTS: '127.0.0.1' }, { worker: true });
-    workspaceId = (await svc.workspace({ name: 'Shop', plan: 'company' })).id;
-    browser = await launchWebBrowser();
   });
   after(async () => {
-    await browser?.close();
-    await svc?.stop();
     await new Promise((resolve) => feeds?.close(resolve));
   });
 
   it('creates a catalog from a feed and follows the import to its items', async () => {
-    await personIn(svc, workspaceId, 'admin@example.com', 'admin');
-    const tab = await openApp(browser);
-    try {
+    await suite.signedIn('admin@example.com', 'admin', async (tab) => {
       const { page } = tab;
-      await signInThroughScreen(page, svc, 'admin@example.com');
       await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Catalogs' }).click();
       await heading(page, 'Catalogs');
       await page.getByText('This workspace has no catalogs yet.').waitFor();
@@ -107,17 +96,13 @@ describe('catalogs in the application', { skip: WEB_SKIP }, () => {
       assert.equal(await page.getByRole('row', { name: /Broken/ }).count(), 0);
       assert.equal(await page.getByRole('region', { name: 'Sync jobs of Broken' }).count(), 0);
       assert.deepEqual(tab.problems, []);
-    } finally {
-      await tab.close();
-    }
+    });
   });
 
   it('searches the items and makes a book from the ones found with a template chosen by thumbnail', async () => {
-    const tab = await openApp(browser);
-    try {
+    await suite.signedIn('admin@example.com', null, async (tab) => {
       const { page } = tab;
-      await signInThroughScreen(page, svc, 'admin@example.com');
-      await page.goto(`${svc.origin}/app/catalogs`);
+      await page.goto(`${suite.svc.origin}/app/catalogs`);
       await heading(page, 'Catalogs');
       await page.getByRole('button', { name: 'Items of Spring' }).click();
       const items = page.getByRole('region', { name: 'The items of Spring' });
@@ -166,26 +151,19 @@ describe('catalogs in the application', { skip: WEB_SKIP }, () => {
       await form.getByRole('link', { name: 'Open the book Spring tees' }).click();
       await heading(page, 'Spring tees');
       assert.deepEqual(tab.problems, []);
-    } finally {
-      await tab.close();
-    }
+    });
   });
 
   it('shows an editor the catalogs without a create form', async () => {
-    await personIn(svc, workspaceId, 'editor@example.com', 'editor');
-    const tab = await openApp(browser);
-    try {
+    await suite.signedIn('editor@example.com', 'editor', async (tab) => {
       const { page } = tab;
-      await signInThroughScreen(page, svc, 'editor@example.com');
-      await page.goto(`${svc.origin}/app/catalogs`);
+      await page.goto(`${suite.svc.origin}/app/catalogs`);
       await heading(page, 'Catalogs');
       await page.getByRole('row', { name: /Spring/ }).waitFor();
       await page.getByText('Only admins and owners create catalogs.').waitFor();
       assert.equal(await page.getByRole('button', { name: 'Create catalog' }).count(), 0);
       assert.equal(await page.getByRole('button', { name: /^Delete catalog/ }).count(), 0);
       await assertAccessible(page, 'Catalogs, an editor');
-    } finally {
-      await tab.close();
-    }
+    });
   });
 });

@@ -11,41 +11,26 @@
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import type { Browser } from 'playwright-core';
-import { insertBook } from '../factories.ts';
 import { eventually } from '../helpers.ts';
 import { startReceiver, verify, type Receiver } from '../webhooks/receiver.ts';
-import { assertAccessible, heading, launchWebBrowser, openApp, personIn, signInThroughScreen, startWebService, WEB_SKIP, type WebService } from './web-browser.ts';
+import { assertAccessible, heading, WEB_SKIP, webSuite } from './web-browser.ts';
 
 describe('webhooks in the application', { skip: WEB_SKIP }, () => {
-  let svc: WebService;
-  let browser: Browser;
+  // The worker sends deliveries; plain http to 127.0.0.1 is allowed for the local receiver only.
+  const suite = webSuite({ workspace: { name: 'Hooks' }, book: { name: 'Spring catalogue' }, env: { OUTBOUND_ALLOWED_HOSTS: '127.0.0.1' }, worker: true });
   let receiver: Receiver;
-  let workspaceId: number;
-  let key: string;
-  let bookId: string;
 
   before(async () => {
-    // The worker sends deliveries; plain http to 127.0.0.1 is allowed for the local receiver only.
-    svc = await startWebService({ OUTBOUND_ALLOWED_HOSTS: '127.0.0.1' }, { worker: true });
     receiver = await startReceiver();
-    ({ id: workspaceId, key } = await svc.workspace({ name: 'Hooks' }));
-    bookId = (await insertBook(svc, workspaceId, { name: 'Spring catalogue', status: 'publish', publishedDate: new Date() })).randomId;
-    browser = await launchWebBrowser();
   });
   after(async () => {
-    await browser?.close();
-    await svc?.stop();
     await receiver?.close();
   });
 
   it('creates a subscription, shows its secret once, delivers a test event to the receiver and logs it', async () => {
-    await personIn(svc, workspaceId, 'admin@example.com', 'admin');
-    const tab = await openApp(browser);
-    try {
+    await suite.signedIn('admin@example.com', 'admin', async (tab) => {
       const { page, context } = tab;
-      await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: svc.origin });
-      await signInThroughScreen(page, svc, 'admin@example.com');
+      await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: suite.svc.origin });
       await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Webhooks' }).click();
       await heading(page, 'Webhooks');
       await page.getByText('No subscriptions yet.').waitFor();
@@ -128,20 +113,15 @@ describe('webhooks in the application', { skip: WEB_SKIP }, () => {
       await page.getByText('No subscriptions yet.').waitFor();
       assert.equal(await page.getByRole('heading', { name: 'Delivery log: CRM' }).count(), 0);
       assert.deepEqual(tab.problems, []);
-    } finally {
-      await tab.close();
-    }
+    });
   });
 
   it('limits a subscription to a tracked link, then changes its name, address, events and filters', async () => {
-    const link = await svc.request('POST', `/v1/books/${bookId}/tracked-links`, { key, body: { name: 'Newsletter', slug: 'newsletter' } });
+    const link = await suite.svc.request('POST', `/v1/books/${suite.bookId}/tracked-links`, { key: suite.key, body: { name: 'Newsletter', slug: 'newsletter' } });
     assert.equal(link.status, 201);
-    await personIn(svc, workspaceId, 'owner@example.com', 'owner');
-    const tab = await openApp(browser);
-    try {
+    await suite.signedIn('owner@example.com', 'owner', async (tab) => {
       const { page } = tab;
-      await signInThroughScreen(page, svc, 'owner@example.com');
-      await page.goto(`${svc.origin}/app/webhooks`);
+      await page.goto(`${suite.svc.origin}/app/webhooks`);
       await heading(page, 'Webhooks');
       const create = page.getByRole('region', { name: 'Add a subscription' });
       await create.getByLabel('Name').fill('Clicks');
@@ -155,8 +135,8 @@ describe('webhooks in the application', { skip: WEB_SKIP }, () => {
       const list = page.getByRole('list', { name: 'Subscriptions' });
       const item = list.getByRole('listitem').filter({ has: page.getByRole('heading', { name: 'Clicks' }) });
       await item.getByText('Newsletter').waitFor();
-      const [created] = (await svc.request('GET', '/v1/webhook-subscriptions', { key })).body.data.filter((x: { name: string }) => x.name === 'Clicks');
-      assert.deepEqual(created.filters.map((f: { type: string; value: string; book_id?: string }) => [f.type, f.value, f.book_id]), [['tracked_link', 'newsletter', bookId]]);
+      const [created] = (await suite.svc.request('GET', '/v1/webhook-subscriptions', { key: suite.key })).body.data.filter((x: { name: string }) => x.name === 'Clicks');
+      assert.deepEqual(created.filters.map((f: { type: string; value: string; book_id?: string }) => [f.type, f.value, f.book_id]), [['tracked_link', 'newsletter', suite.bookId]]);
 
       // Edit: a refusal in words, then the new name, address, events and filters saved with PUT.
       await page.getByRole('button', { name: 'Edit Clicks' }).click();
@@ -177,34 +157,27 @@ describe('webhooks in the application', { skip: WEB_SKIP }, () => {
       await edit.getByRole('group', { name: 'Only for these books (optional)' }).getByRole('checkbox', { name: 'Spring catalogue' }).check();
       await edit.getByRole('button', { name: 'Save subscription' }).click();
       await page.getByText('The subscription “Clicks and leads” was saved.').waitFor();
-      assert.equal(await page.getByRole('region', { name: /^Edit/ }).count(), 0);
+      await page.getByRole('region', { name: /^Edit/ }).waitFor({ state: 'detached' });
       const saved = list.getByRole('listitem').filter({ has: page.getByRole('heading', { name: 'Clicks and leads' }) });
       await saved.getByText(`${receiver.url}/clicks-and-leads`).waitFor();
-      const after = (await svc.request('GET', `/v1/webhook-subscriptions/${created.id}`, { key })).body.data;
+      const after = (await suite.svc.request('GET', `/v1/webhook-subscriptions/${created.id}`, { key: suite.key })).body.data;
       assert.equal(after.name, 'Clicks and leads');
       assert.equal(after.target_url, `${receiver.url}/clicks-and-leads`);
       assert.deepEqual(after.event_types.map((e: { value: string }) => e.value).sort(), ['flipbook.created', 'link_clicked']);
-      assert.deepEqual(after.filters.map((f: { type: string; value: string }) => [f.type, f.value]), [['book', bookId]]);
+      assert.deepEqual(after.filters.map((f: { type: string; value: string }) => [f.type, f.value]), [['book', suite.bookId]]);
       assert.deepEqual(tab.problems, []);
-    } finally {
-      await tab.close();
-    }
+    });
   });
 
   it('gives an editor no webhook controls', async () => {
-    await personIn(svc, workspaceId, 'editor@example.com', 'editor');
-    const tab = await openApp(browser);
-    try {
+    await suite.signedIn('editor@example.com', 'editor', async (tab) => {
       const { page } = tab;
-      await signInThroughScreen(page, svc, 'editor@example.com');
-      await page.goto(`${svc.origin}/app/webhooks`);
+      await page.goto(`${suite.svc.origin}/app/webhooks`);
       await heading(page, 'Webhooks');
       await page.getByText('Only admins and owners of the workspace see and manage its webhooks.', { exact: false }).waitFor();
       assert.equal(await page.getByRole('button', { name: 'Create subscription' }).count(), 0);
       assert.equal(await page.getByRole('button', { name: /^Delete/ }).count(), 0);
       await assertAccessible(page, 'Webhooks, an editor');
-    } finally {
-      await tab.close();
-    }
+    });
   });
 });

@@ -331,8 +331,8 @@ function EditSubscription({ subscription, options, optionsProblem, onSaved, onCl
     setProblem(null);
     draft.saved(initial);
     notify(`The subscription “${result.data.name}” was saved.`);
-    await onSaved();
     onClose();
+    await onSaved();
   };
   return (
     <section class="card card-highlight" aria-labelledby="edit-subscription">

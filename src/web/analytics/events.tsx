@@ -56,7 +56,7 @@ export function Events({ query }: { query: BookQuery }) {
   const cursor = more ? more.cursor : first.data?.cursor ?? null;
   const types = kind === 'interaction' ? INTERACTION_TYPES : AUDIT_TYPES;
   return (
-    <section class="card" aria-labelledby="events">
+    <section class="card" aria-labelledby="events" aria-busy={first.loading}>
       <h2 id="events">Events</h2>
       <div class="analytics-range-row">
         <Select

@@ -31,7 +31,7 @@ export function Leads({ query }: { query: BookQuery }) {
   const rows = [...(first.data?.rows ?? []), ...(more?.rows ?? [])];
   const cursor = more ? more.cursor : first.data?.cursor ?? null;
   return (
-    <section class="card" aria-labelledby="leads">
+    <section class="card" aria-labelledby="leads" aria-busy={first.loading}>
       <h2 id="leads">Leads</h2>
       <Problems problem={first.problem} what="leads" />
       <Wait loading={first.loading && !first.data} what="leads" />

@@ -49,6 +49,41 @@ export function useQuery<T>(key: string, load: () => Promise<Result<T>>): Loaded
   return state;
 }
 
+/** One screenful of a cursor-paginated list: its rows and the cursor of the next, null at the end. */
+export interface Batch<R> {
+  rows: R[];
+  cursor: string | null;
+}
+
+/**
+ * A list read a screenful at a time: the first batch (read again when `key` changes,
+ * dropping the batches shown after it), then each further one appended by `showMore`.
+ */
+export function usePagedList<R>(key: string, load: (cursor?: string) => Promise<Result<Batch<R>>>) {
+  const [more, setMore] = useState<Batch<R> | null>(null);
+  const [loadingMore, setLoadingMore] = useState(false);
+  const first = useQuery(key, () => {
+    setMore(null);
+    return load();
+  });
+  const rows = [...(first.data?.rows ?? []), ...(more?.rows ?? [])];
+  const cursor = more ? more.cursor : first.data?.cursor ?? null;
+  const showMore = () => {
+    if (!cursor) return;
+    setLoadingMore(true);
+    void load(cursor).then((result) => {
+      setLoadingMore(false);
+      if (result.ok) setMore({ rows: [...(more?.rows ?? []), ...result.data.rows], cursor: result.data.cursor });
+    });
+  };
+  return { first, rows, cursor, loadingMore, showMore };
+}
+
+/** "Show more …" under a list while there is a next screenful (nothing at the end). */
+export function ShowMore({ what, cursor, busy, onShow }: { what: string; cursor: string | null; busy: boolean; onShow: () => void }) {
+  return cursor ? <Button busy={busy} onClick={onShow}>Show more {what}</Button> : null;
+}
+
 /** `call` keeping the whole answer (`data` and `meta`). */
 export function callWhole<B>(request: Promise<{ data?: B; error?: unknown; response: Response }>): Promise<Result<B>> {
   return call(request.then((r) => ({ ...r, data: r.data === undefined ? undefined : { data: r.data } })));

@@ -169,6 +169,14 @@ export class WorkspaceAnalyticsService {
     return { workspaceId, range, bookId, trackedLinkId: q.tracked_link_id, excludeTeam: q.exclude_team ?? false, teamList: settings.team_exclusions };
   }
 
+  /**
+   * Without `book_id`, the workspace's books named as such: interaction events are indexed by book (book, type, time),
+   * not by workspace, so the workspace's link clicks are read book by book from that index instead of scanning every event.
+   */
+  private workspaceBooks(s: Scope, alias: string): SQL {
+    return s.bookId === null ? sql`and ${sql.raw(`${alias}.book_id`)} in (select wb.id from books wb where wb.workspace_id = ${s.workspaceId})` : sql``;
+  }
+
   /** True (as SQL) when an address is the team's: a member's, listed, or of a listed domain. */
   private teamAddress(s: Scope, email: SQL): SQL {
     const listed = s.teamList.length === 0 ? sql`false` : sql`(lower(${email}) in (${sql.join(s.teamList.map((e) => sql`${e}`), sql`, `)}) or split_part(lower(${email}), '@', 2) in (${sql.join(s.teamList.map((e) => sql`${e}`), sql`, `)}))`;
@@ -193,7 +201,7 @@ export class WorkspaceAnalyticsService {
       -- One pass over the range's visits for the three figures of visits.
       select v.views, v.unique_readers, v.reading_seconds,
         (select count(*) from leads l where ${this.where(s, 'l', 'created_at', range)}) as leads,
-        (select count(*) from interaction_events ie where ie.event_type = 'link_clicked' and ${this.where(s, 'ie', 'occurred_at', range)}) as link_clicks
+        (select count(*) from interaction_events ie where ie.event_type = 'link_clicked' and ${this.where(s, 'ie', 'occurred_at', range)} ${this.workspaceBooks(s, 'ie')}) as link_clicks
       from (select count(*) as views, ${UNIQUE_READERS} as unique_readers, coalesce(sum(ve.duration_seconds), 0) as reading_seconds
             from view_events ve where ${this.where(s, 've', 'recorded_at', range)}) v`);
     return { views: num(row!.views), unique_readers: num(row!.unique_readers), reading_seconds: num(row!.reading_seconds), leads: num(row!.leads), link_clicks: num(row!.link_clicks) };

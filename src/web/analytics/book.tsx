@@ -6,7 +6,8 @@
  * (on every plan, in UTC days: the summary naming the zone is not available).
  */
 import { useRoute } from 'preact-iso/router';
-import { call, client } from '../api.ts';
+import { useEffect } from 'preact/hooks';
+import { account, call, client } from '../api.ts';
 import { Page } from '../components/page.tsx';
 import { PageAttention } from './attention.tsx';
 import { Events } from './events.tsx';
@@ -20,6 +21,20 @@ const EXPORTS = [
   ['analytics', 'Daily summary'], ['interaction-events', 'Interaction events'], ['audit-log', 'Audit log'], ['access-audit', 'Access audit'],
   ['leads', 'Leads'], ['page-performance', 'Page performance'], ['reader-pages', 'Reader pages'], ['readers', 'Readers'],
 ] as const;
+
+/**
+ * The workspace's analytics zone as last answered, kept in this browser (per workspace): the sections start with
+ * it at once, beside the summary, instead of after GET /analytics/settings. The answer wins: if the setting
+ * changed meanwhile, the sections read again in the zone answered.
+ */
+const zoneKey = () => `flipbook.analytics-zone.${account.value?.active_workspace?.id ?? ''}`;
+function rememberedZone(): string | undefined {
+  try {
+    return localStorage.getItem(zoneKey()) ?? undefined;
+  } catch {
+    return undefined;
+  }
+}
 
 export default function BookAnalytics() {
   const { params } = useRoute();
@@ -46,7 +61,15 @@ export default function BookAnalytics() {
   const visits = summary.data?.data.unique_readers ?? 0;
   // The book operations default to UTC days (as documented for API clients); the screen asks for the
   // workspace's zone, which the summary names, so every section counts the same days as the figures.
-  const timeZone = summary.data?.meta.time_zone ?? settings.data?.time_zone;
+  const answeredZone = summary.data?.meta.time_zone ?? settings.data?.time_zone;
+  useEffect(() => {
+    try {
+      if (answeredZone) localStorage.setItem(zoneKey(), answeredZone);
+    } catch {
+      // Storage refused (private mode, quota): the next visit asks the settings again.
+    }
+  }, [answeredZone]);
+  const timeZone = answeredZone ?? rememberedZone();
   const bookQuery = timeZone ? { ...query, tz: timeZone } : null;
   const exportsLabel = link !== undefined ? 'through this tracked link' : 'of this book';
   const exportQuery = new URLSearchParams({

@@ -1997,7 +1997,7 @@ export interface paths {
         };
         /**
          * Reader sessions open now
-         * @description Visits of the workspace (or of `book_id`) whose reader sent events in the last 120 seconds and has not closed the book (no `session_ended`). The reader sends a batch every 10 s while something happens, so a reader idle on one page leaves the count after the window. Poll it (the application asks every 15 s).
+         * @description Visits of the workspace (or of `book_id`) whose reader sent events in the last 120 seconds and has not closed the book (no `session_ended`), among the visits begun in the last 24 hours. The reader sends a batch every 10 s while something happens, so a reader idle on one page leaves the count after the window. Poll it (the application asks every 15 s).
          *
          *     **Scope:** `analytics:read`.
          *     **Plan:** company (Reader analytics operations (/analytics/*)).
@@ -5488,6 +5488,8 @@ export interface components {
             book_title?: string;
             viewer_id: number | null;
             viewer_email?: string;
+            /** @description The visit's reader session (the reader's own id for it): the `session_id` filter of the other book operations and of `reader-journey`. */
+            session_id: string;
             tracked_link?: {
                 id: number;
                 name: string;
@@ -17820,6 +17822,8 @@ export interface operations {
                 book_id?: string;
                 /** @description Leave out the team's own visits, clicks and leads (members and the settings' team_exclusions). Default false. */
                 exclude_team?: boolean;
+                /** @description Only the visits, link clicks and leads that came through this tracked link (as the book operations' `tracked_link_id`). Another workspace's link matches nothing. */
+                tracked_link_id?: number;
             };
             header?: never;
             path?: never;
@@ -17980,6 +17984,8 @@ export interface operations {
                 book_id?: string;
                 /** @description Leave out the team's own visits, clicks and leads (members and the settings' team_exclusions). Default false. */
                 exclude_team?: boolean;
+                /** @description Only the visits, link clicks and leads that came through this tracked link (as the book operations' `tracked_link_id`). Another workspace's link matches nothing. */
+                tracked_link_id?: number;
                 /** @description Bucket size; default from the range's length. */
                 interval?: "day" | "week" | "month";
             };
@@ -18229,6 +18235,8 @@ export interface operations {
                 book_id?: string;
                 /** @description Leave out the team's own visits, clicks and leads (members and the settings' team_exclusions). Default false. */
                 exclude_team?: boolean;
+                /** @description Only the visits, link clicks and leads that came through this tracked link (as the book operations' `tracked_link_id`). Another workspace's link matches nothing. */
+                tracked_link_id?: number;
                 /** @description How many, 1-100; default 10. */
                 limit?: number;
             };
@@ -18356,6 +18364,8 @@ export interface operations {
                 book_id?: string;
                 /** @description Leave out the team's own visits, clicks and leads (members and the settings' team_exclusions). Default false. */
                 exclude_team?: boolean;
+                /** @description Only the visits, link clicks and leads that came through this tracked link (as the book operations' `tracked_link_id`). Another workspace's link matches nothing. */
+                tracked_link_id?: number;
                 /** @description How many, 1-100; default 10. */
                 limit?: number;
             };
@@ -18489,6 +18499,8 @@ export interface operations {
                 book_id?: string;
                 /** @description Leave out the team's own visits, clicks and leads (members and the settings' team_exclusions). Default false. */
                 exclude_team?: boolean;
+                /** @description Only the visits, link clicks and leads that came through this tracked link (as the book operations' `tracked_link_id`). Another workspace's link matches nothing. */
+                tracked_link_id?: number;
                 /** @description How many, 1-100; default 10. */
                 limit?: number;
             };
@@ -18912,6 +18924,8 @@ export interface operations {
                 cursor?: string;
                 /** @description Only this identified reader. A viewer of another workspace matches nothing. */
                 viewer_id?: number;
+                /** @description Only this reader session (one visit). */
+                session_id?: string;
                 /** @description Only visits that came through this tracked link (of this book; another matches nothing). */
                 tracked_link_id?: number;
                 /** @description Only visits from this host (exact, case-insensitive; the host only, as stored). */
@@ -18940,6 +18954,7 @@ export interface operations {
                      *           "book_title": "Spring catalogue",
                      *           "viewer_id": 31,
                      *           "viewer_email": "ana@example.com",
+                     *           "session_id": "6f1c2a9e-5b1d-4f7e-9a0c-2d8e1f3b4a5c",
                      *           "tracked_link": {
                      *             "id": 12,
                      *             "name": "March newsletter",

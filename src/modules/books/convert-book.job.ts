@@ -45,7 +45,7 @@ import { SOURCE_WARNING_CODES, bookPages, bookVersionPages, bookVersions, books,
 import { DEFAULT_VERSIONS_KEPT, publishVersion } from './book-versions.ts';
 import { acquireConversionLease, isLeaseLost } from './conversion-lease.ts';
 import { fingerprintVersion } from './page-fingerprints.ts';
-import { onDemandImages, type OnDemandWidths } from './page-renditions.service.ts';
+import { DRAW_CLAIM_TTL_MS, onDemandImages, type OnDemandWidths } from './page-renditions.service.ts';
 import { DEFAULT_MAX_PAGE_PIXELS, DEFAULT_WIDTHS, renditionSize } from '../conversion/conversion.service.ts';
 
 declare module '../../platform/jobs/queue.ts' {
@@ -61,8 +61,6 @@ const MAX_BATCH_WARNINGS = 100;
 const DEFAULT_LEASE_MS = 20_000;
 /** Pages drawn before a book is readable: the cover and the first spreads a reader opens on. */
 export const FIRST_PAGES = 4;
-/** A page's draw claim older than this is free again (its drawer died): a page never takes this long (DEFAULT_PAGE_TIMEOUT_MS). */
-export const DRAW_CLAIM_TTL_MS = 90_000;
 /** Rows of page data written per transaction while a book becomes readable. */
 const ROWS_PER_WRITE = 50;
 

@@ -62,7 +62,7 @@ describe('a book readable before its last page is drawn', () => {
     const list = [];
     let cursor: string | null = null;
     do {
-      const res = await svc.request('GET', `/v1/books/${randomId}/pages`, { key, query: { limit: 100, ...(cursor ? { cursor } : {}) } });
+      const res: { status: number; text: string; body: any } = await svc.request('GET', `/v1/books/${randomId}/pages`, { key, query: { limit: 100, ...(cursor ? { cursor } : {}) } });
       assert.equal(res.status, 200, res.text);
       list.push(...res.body.data);
       cursor = res.body.meta.next_cursor;

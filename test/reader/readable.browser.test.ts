@@ -29,7 +29,9 @@ describe('the reader on a book still drawn in the background', { skip: BROWSER_S
     browser = await launchBrowser();
     t = await openTab(browser, { viewport: { width: 900, height: 900 } });
     t.page.on('requestfailed', (request) => {
-      if (!request.url().startsWith('data:')) failed.push(`${request.method()} ${request.url()}: ${request.failure()?.errorText}`);
+      // The reader cancels the prefetches of pages a jump left behind (their image pointed at an empty GIF): by design, not a failure.
+      const cancelled = request.failure()?.errorText === 'net::ERR_ABORTED' && request.url().includes('/assets/');
+      if (!request.url().startsWith('data:') && !cancelled) failed.push(`${request.method()} ${request.url()}: ${request.failure()?.errorText}`);
     });
     t.page.on('response', (response) => {
       // A busy server's 429 is retried by the reader (counted); anything else is a failure.
@@ -50,7 +52,10 @@ describe('the reader on a book still drawn in the background', { skip: BROWSER_S
 
   /** Waits until page n is the one shown, with a loaded image (not broken, not blank paper), and the turn over. */
   async function shows(page: Page, n: number): Promise<void> {
-    await page.waitForFunction((want) => document.documentElement.dataset.visible === want, String(n), { timeout: 60_000 });
+    await page.waitForFunction((want) => document.documentElement.dataset.visible === want, String(n), { timeout: 60_000 })
+      .catch(async (error: unknown) => {
+        throw new Error(`page ${n} not shown: visible ${await page.evaluate(() => document.documentElement.dataset.visible)}, ${String(error)}`);
+      });
     await page.waitForFunction((want) => {
       const images = [...document.querySelectorAll<HTMLImageElement>(`#stage .page[data-page="${want}"] img`)];
       return images.some((img) => img.complete && img.naturalWidth > 0 && img.getBoundingClientRect().width > 0) &&
@@ -96,7 +101,7 @@ describe('the reader on a book still drawn in the background', { skip: BROWSER_S
     }
     assert.ok(undrawnWhenAsked.includes(PAGES), `the last page was not drawn yet when the reader jumped to it (undrawn when asked: ${undrawnWhenAsked.join(', ')})`);
     // And a turn back from the last jump, onto a page fetched as a stand-in ahead.
-    await page.keyboard.press('ArrowLeft');
+    await page.getByRole('button', { name: 'Previous page', exact: true }).click();
     await shows(page, (PAGES * 3) / 4);
     assert.deepEqual(failed, []);
     console.log(`jumps to undrawn pages: ${undrawnWhenAsked.join(', ')}; 429s retried: ${busy}`);

@@ -43,6 +43,7 @@ import {
   renderPdfPage,
   renditionSize,
 } from '../conversion/conversion.service.ts';
+import { RenderWorkerPool } from '../conversion/render-worker-pool.ts';
 import type { RenderedPage } from '../conversion/conversion.types.ts';
 import { bookPages, bookVersionPages, bookVersions, books, uploadBatches, type StoredPageImage } from './books.tables.ts';
 
@@ -104,13 +105,20 @@ export class PageRenditionsService implements OnDemandAssets {
   readonly #pagesInFlight = new Map<string, Promise<Map<string, Buffer> | null>>();
   #running = 0;
   readonly #waiting: (() => void)[] = [];
+  /**
+   * Renderer processes of their own: a conversion leases the shared pool's renderers for its whole run, so a
+   * reader's page drawn from the shared pool waited for the end of the background phase (166 s on GeoTopo).
+   * At most `concurrency` of them, ended when idle like the shared pool's.
+   */
+  readonly #pool: RenderWorkerPool;
 
-  constructor(deps: { db: Db; storage: Storage; concurrency?: number; queueLimit?: number; log?: Logger }) {
+  constructor(deps: { db: Db; storage: Storage; concurrency?: number; queueLimit?: number; log?: Logger; pool?: RenderWorkerPool }) {
     this.#log = deps.log ?? null;
     this.#db = deps.db;
     this.#storage = deps.storage;
     this.#concurrency = deps.concurrency ?? 2;
     this.#queueLimit = deps.queueLimit ?? 16;
+    this.#pool = deps.pool ?? new RenderWorkerPool({ maxWorkers: this.#concurrency });
   }
 
   /** Whether `key` names a page image (the only keys drawn on demand). */
@@ -211,6 +219,7 @@ export class PageRenditionsService implements OnDemandAssets {
           width: requestedWidth(entry.key),
           maxPagePixels: entry.onDemand === 'zoom' ? ZOOM_MAX_PAGE_PIXELS : DEFAULT_MAX_PAGE_PIXELS,
           maxEmbeddedImagePixels: MAX_EMBEDDED_IMAGE_PIXELS,
+          pool: this.#pool,
         });
         const image = rendered?.images[0];
         if (!image) return null;
@@ -267,6 +276,7 @@ export class PageRenditionsService implements OnDemandAssets {
         widths,
         maxPagePixels: DEFAULT_MAX_PAGE_PIXELS,
         maxEmbeddedImagePixels: MAX_EMBEDDED_IMAGE_PIXELS,
+        pool: this.#pool,
       });
       if (!rendered || rendered.images.length !== entries.length) return null;
       const bodies = new Map<string, Buffer>();

@@ -304,7 +304,8 @@ export async function convertBook(deps: ConvertBookDeps, batchId: string, ctx: J
           .set({ images: pageImages(page, images), drawn: true, drawClaim: null, drawClaimedAt: null, error: page.error ?? null, warnings: page.warnings ?? [] })
           .where(and(eq(bookPages.bookId, book.id), eq(bookPages.number, page.number), eq(bookPages.drawClaim, claimAs)))
           .returning({ number: bookPages.number });
-        if (!done) return;
+        // The row went with its book (DELETE /batches or /books): fail now, so the cancellation removes what was just stored.
+        if (!done) throw new Error(`The row of page ${page.number} is gone: its book was deleted`);
         await warn(pageWarningsOf(page), tx);
         await countPage(tx, page);
       });

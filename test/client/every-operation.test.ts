@@ -234,6 +234,8 @@ describe(`every operation of openapi.json through the client (${operations.lengt
     assert.equal((await waitFor(upserted.data.sync_job.id)).status, 'completed');
     const availability = await ok(client.PATCH('/v1/catalogs/{catalog}/items/availability', { ...inCatalog, body: { items: [['external_item_key=cap', 'available=false']] } }));
     assert.equal((await waitFor(availability.data.sync_job.id)).status, 'completed');
+    const jobs = await ok(client.GET('/v1/catalogs/{catalog}/sync-jobs', { ...inCatalog, params: { ...inCatalog.params, query: { limit: 10 } } }));
+    assert.deepEqual(jobs.data.map((j) => j.id).slice(0, 2), [availability.data.sync_job.id, upserted.data.sync_job.id]);
     const items = [];
     for await (const item of paginate(client, '/v1/catalogs/{catalog}/items', { path: { catalog } })) items.push(item);
     assert.deepEqual(items.map((i) => i.external_item_key).sort(), ['cap', 'tee']);

@@ -68,7 +68,14 @@ export const assetsRoutes: FastifyPluginAsync<AssetsOptions> = async (app, { sto
       .header('content-type', object.info.contentType ?? 'application/octet-stream')
       .header('content-length', String(object.info.size))
       .header('cross-origin-resource-policy', 'cross-origin');
-    if (object.info.size <= BUFFERED_ASSET_BYTES) return reply.send(await buffer(object.body));
+    if (object.info.size <= BUFFERED_ASSET_BYTES) {
+      // A file deleted between its lookup and its read (an expired book version's, say) is missing, not an error.
+      const body = await buffer(object.body).catch((error: unknown) => {
+        if ((error as NodeJS.ErrnoException).code === 'ENOENT') throw ERRORS.notFound('Asset');
+        throw error;
+      });
+      return reply.send(body);
+    }
     return reply.send(object.body);
   });
 };

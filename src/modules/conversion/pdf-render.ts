@@ -23,6 +23,7 @@ import type { DocumentInfo, RenderedPage } from './conversion.types.ts';
 import { encodeBlankPage, fitRenderSize } from './page-images.ts';
 import type { FromRenderWorker, RenderWorkerInit } from './pdf-render.protocol.ts';
 import { renderWorkerPool, type RenderWorker, type RenderWorkerPool } from './render-worker-pool.ts';
+import { MAX_RUN } from './mupdf-drawer.ts';
 
 export const DEFAULT_PAGE_TIMEOUT_MS = 60_000;
 /** Pages one worker holds at once: one rendering, one encoding. */
@@ -72,6 +73,8 @@ interface Lease {
   wantsInfo: boolean;
   /** Closing or terminated: no more work for it. */
   gone: boolean;
+  /** The worker draws with mutool, in runs of pages: it takes the pages of its lane and is told which come next. */
+  runs: boolean;
 }
 
 export function renderPdf(options: RenderPdfOptions): Promise<RenderPdfResult> {
@@ -146,7 +149,7 @@ class RenderRun {
   }
 
   #lease(worker: RenderWorker, wantsInfo: boolean): void {
-    const lease: Lease = { worker, opened: false, inflight: new Map(), solo: false, wantsInfo, gone: false };
+    const lease: Lease = { worker, opened: false, inflight: new Map(), solo: false, wantsInfo, gone: false, runs: false };
     this.#leases.add(lease);
     worker.documents++;
     worker.listen({ message: (message) => this.#onMessage(lease, message), died: (reason) => this.#onCrash(lease, reason) });
@@ -184,6 +187,7 @@ class RenderRun {
           return;
         }
         lease.opened = true;
+        lease.runs = message.runs;
         this.#pageCount ??= message.pageCount;
         if (message.info) {
           this.#info = { pageCount: message.pageCount, ...message.info };
@@ -230,7 +234,30 @@ class RenderRun {
     }
     if (this.#pageCount === null || this.#nextDispatch > this.#pageCount) return null;
     if (this.#nextDispatch >= this.#nextDeliver + this.#maxAhead) return null;
+    if (lease.runs) {
+      const lanes = this.#lanes();
+      if (lanes[(this.#nextDispatch - 1) % lanes.length] !== lease) return null;
+    }
     return this.#nextDispatch++;
+  }
+
+  /**
+   * Workers drawing with mutool share the pages in lanes, page p going to
+   * lane (p - 1) mod lanes: pages are still dispatched in order, a few ahead
+   * of delivery, yet each worker knows the pages it gets next, which one
+   * mutool process then draws in a run (mupdf-drawer.ts). A lane change (a
+   * worker added or replaced) costs a new run, nothing else.
+   */
+  #lanes(): Lease[] {
+    return [...this.#leases].filter((l) => l.opened && !l.gone && l.runs);
+  }
+
+  /** The pages a lane worker will get after `page`, for its mutool run. */
+  #planned(page: number): number[] {
+    const lanes = this.#lanes().length || 1;
+    const next: number[] = [];
+    for (let p = page + lanes; p <= (this.#pageCount ?? 0) && next.length < MAX_RUN - 1; p += lanes) next.push(p);
+    return next;
   }
 
   #pump(): void {
@@ -238,13 +265,18 @@ class RenderRun {
     // Until page 1 is back, one page per worker: page 1's encode then has a
     // core to itself instead of sharing it with page 2's render.
     const limit = this.#results.has(1) || this.#nextDeliver > 1 ? PER_WORKER : 1;
-    for (const lease of this.#leases) {
-      while (lease.opened && !lease.gone && !lease.solo && lease.inflight.size < limit) {
-        const page = this.#nextPage(lease);
-        if (page === null) break;
-        const timer = setTimeout(() => this.#onTimeout(lease, page), this.#pageTimeoutMs);
-        lease.inflight.set(page, timer);
-        lease.worker.post({ type: 'render', page });
+    // Again while any worker took a page: with lanes, the next page may be for a worker already passed.
+    for (let progress = true; progress;) {
+      progress = false;
+      for (const lease of this.#leases) {
+        while (lease.opened && !lease.gone && !lease.solo && lease.inflight.size < limit) {
+          const page = this.#nextPage(lease);
+          if (page === null) break;
+          progress = true;
+          const timer = setTimeout(() => this.#onTimeout(lease, page), this.#pageTimeoutMs);
+          lease.inflight.set(page, timer);
+          lease.worker.post(lease.runs && !lease.solo ? { type: 'render', page, next: this.#planned(page) } : { type: 'render', page });
+        }
       }
     }
     if (this.#pageCount === null) return;

@@ -179,13 +179,18 @@ async function open(init: RenderWorkerInit): Promise<void> {
 }
 
 /**
- * mutool for this document, when installed: an encrypted one from a copy
+ * mutool for this document, when installed, for the conversion's widths. Not
+ * for renditions drawn on demand (pdfjsOnly): one page per process gains
+ * little there, and pdf.js with poppler is the renderer the 2048 px and zoom
+ * images were checked against (MuPDF fits images to the pixel grid, a pixel
+ * off poppler's edges, which the lost-ink check of a huge fax page counts).
+ * An encrypted document is drawn from a copy
  * qpdf decrypted into the job's directory (mutool takes a password only on
  * its command line). Drawn at the largest width itself: MuPDF's anti-aliasing
  * and image scaling need no supersampling (the SSIM table in docs/benchmarks.md).
  */
 async function mutoolFor(init: RenderWorkerInit): Promise<[MutoolDrawer | null, string | null]> {
-  if (!(await mutoolAvailable())) return [null, null];
+  if (init.pdfjsOnly || !(await mutoolAvailable())) return [null, null];
   let source = init.filePath;
   let decrypted: string | null = null;
   if (init.password !== undefined) {

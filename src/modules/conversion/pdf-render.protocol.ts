@@ -16,6 +16,8 @@ export interface RenderWorkerInit {
   maxEmbeddedImagePixels: number;
   /** Only one worker reads the outline and title. */
   wantDocumentInfo: boolean;
+  /** Draw with pdf.js (and poppler for what it cannot draw) even where mutool is installed: renditions drawn on demand. */
+  pdfjsOnly?: boolean;
 }
 
 export type ToRenderWorker =

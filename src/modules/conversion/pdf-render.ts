@@ -512,6 +512,6 @@ export async function renderPdfPage(options: Omit<RenderWorkerInit, 'wantDocumen
       },
     });
     worker.documents++;
-    worker.post({ type: 'open', init: { ...init, widths: [width], wantDocumentInfo: false } });
+    worker.post({ type: 'open', init: { ...init, widths: [width], wantDocumentInfo: false, pdfjsOnly: true } });
   });
 }

@@ -177,8 +177,13 @@ async function fidelity(file: string, pages: Map<number, string>): Promise<Fidel
       const [big, own] = await Promise.all([pdftoppmPage(file, number, width * 4, out), pdftoppmPage(file, number, width, out)]);
       // A page pdftoppm cannot draw (a damaged page tree) has no pair to compare.
       if (!big || !own) continue;
-      const reference = await sharp(big).flatten({ background: '#ffffff' }).resize(width, height, { fit: 'fill', kernel: 'lanczos3' }).png().toBuffer();
-      const [a, b, c] = await Promise.all([rgba(ours, width, height), rgba(reference, width, height), rgba(own, width, height)]);
+      const pair = await (async () => {
+        const reference = await sharp(big).flatten({ background: '#ffffff' }).resize(width, height, { fit: 'fill', kernel: 'lanczos3' }).png().toBuffer();
+        return { reference, pixels: await Promise.all([rgba(ours, width, height), rgba(reference, width, height), rgba(own, width, height)]) };
+      })().catch(() => null);
+      // pdftoppm wrote something unreadable (an empty page tree): no pair to compare.
+      if (!pair) continue;
+      const { reference, pixels: [a, b, c] } = pair;
       const image = (data: Buffer) => ({ data: new Uint8ClampedArray(data.buffer, data.byteOffset, data.length), width, height });
       result.ours += ssim(image(a), image(b)).mssim;
       result.poppler += ssim(image(c), image(b)).mssim;
@@ -317,8 +322,9 @@ async function ssimPhase(files: string[]): Promise<void> {
   const theirs: number[] = [];
   let below = 0;
   for (const [index, file] of files.entries()) {
-    process.stdout.write(`  [${index + 1}/${files.length}] ${path.basename(file)} …\r`);
+    process.stdout.write(`  [${index + 1}/${files.length}] ${path.basename(file)} …`);
     const r = await convertOne(file, 'webp', true);
+    process.stdout.write('\r\x1b[K');
     const f = r.fidelity;
     if (!f || f.pages === 0) {
       console.log(`  ${r.name.padEnd(32)} ${'0'.padStart(5)}  n/a (no page pdftoppm can draw)`);

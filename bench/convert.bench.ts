@@ -461,7 +461,7 @@ async function scalingPhase(): Promise<void> {
       const started = performance.now();
       let firstPage = 0;
       // Consumes each page as the books job would after uploading it: the files are deleted.
-      const result = await convertDocument({ filePath: file, autoLinks: false, workDir, ...(concurrency ? { concurrency } : {}) }, async (page) => {
+      const result = await convertDocument({ filePath: file, autoLinks: false, workDir, deferWidths: DEFAULT_ON_DEMAND_WIDTHS, ...(concurrency ? { concurrency } : {}) }, async (page) => {
         firstPage ||= performance.now();
         await Promise.all(page.images.map((image) => rm(image.path, { force: true })));
         if (page.number - lastPrinted >= 100) {

@@ -26,6 +26,7 @@ import { sql } from 'drizzle-orm';
 import { createInterface } from 'node:readline';
 import pg from 'pg';
 import { insertBook } from '../test/factories.ts';
+import { seedEvents, seedVisits } from './analytics-seed-sql.ts';
 import { startService } from '../test/helpers.ts';
 
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 10_000_000);
@@ -87,19 +88,13 @@ async function seed(): Promise<void> {
   await run(sql`insert into tracked_links (workspace_id, book_id, name, slug) select ${ws.id}, ${book.id}, 'Link ' || g, 'link-' || g from generate_series(1, 5) g`);
   const { min_link: minLink } = await one<{ min_link: number }>(sql`select min(id)::int as min_link from tracked_links where book_id = ${book.id}`);
   say(`seed: ${READERS} readers (${elapsed()})`);
+  const shape = { workspaceId: ws.id, bookId: book.id, minViewer, readers: READERS, minLink, pages: PAGES, days: DAYS, perVisit: PER_VISIT };
 
   // Visits spread over DAYS days up to now; a third anonymous, a fifth through a tracked link.
   const CHUNK = 100_000;
   for (let start = 1; start <= VISITS; start += CHUNK) {
     const end = Math.min(VISITS, start + CHUNK - 1);
-    await run(sql`
-      insert into view_events (workspace_id, book_id, session_id, viewer_id, tracked_link_id, source_host, from_embedded, reads, clicks,
-                               pages_viewed, pages_seen, active_ms, duration_seconds, engagement_score, recorded_at, updated_at)
-      select ${ws.id}, ${book.id}, 'bench-' || g, case when g % 3 = 0 then null else ${minViewer} + (g::bigint * 7919) % ${READERS} end,
-             case when g % 5 = 0 then ${minLink} + g % 5 end, case when g % 2 = 0 then 'shop.example.com' end, g % 4 = 0, 1, g % 3,
-             ${PER_VISIT - 2}, array(select 1 + (g + s) % ${PAGES} from generate_series(1, ${PER_VISIT - 2}) s), ${(PER_VISIT - 2) * 5000}, ${(PER_VISIT - 2) * 5},
-             (g % 1000) / 10.0, now() - ((g::bigint * 104729) % (${DAYS} * 86400)) * interval '1 second', now()
-      from generate_series(${start}::int, ${end}::int) g`);
+    await run(seedVisits(shape, start, end));
     say(`seed: ${end} / ${VISITS} visits (${elapsed()})`);
   }
 
@@ -108,17 +103,7 @@ async function seed(): Promise<void> {
   const VIEW_CHUNK = Math.max(1, Math.floor(1_000_000 / PER_VISIT));
   for (let start = Number(minView); start <= Number(maxView); start += VIEW_CHUNK) {
     const end = Math.min(Number(maxView), start + VIEW_CHUNK - 1);
-    await run(sql`
-      insert into interaction_events (workspace_id, book_id, view_event_id, viewer_id, tracked_link_id, session_id, sequence, event_type, page_number,
-                                      active_ms, source_type, source_host, metadata, occurred_at, created_at)
-      select v.workspace_id, v.book_id, v.id, v.viewer_id, v.tracked_link_id, v.session_id, s,
-             case when s = 0 then 'session_started' when s = ${PER_VISIT - 1} and v.id % 3 = 0 then 'link_clicked' else 'page_segment_completed' end,
-             1 + (v.id + s) % ${PAGES}, case when s > 0 and not (s = ${PER_VISIT - 1} and v.id % 3 = 0) then 500 + ((v.id * 31 + s * 977) % 20000)::int end,
-             case when v.tracked_link_id is not null then 'tracked_link' else 'direct' end, v.source_host,
-             case when s = ${PER_VISIT - 1} and v.id % 3 = 0 then '[{"url":"https://shop.example.com/offer"}]'::jsonb end,
-             v.recorded_at + s * interval '10 seconds', v.recorded_at + s * interval '10 seconds'
-      from view_events v, generate_series(0, ${PER_VISIT - 1}) s
-      where v.book_id = ${book.id} and v.id between ${start} and ${end}`);
+    await run(seedEvents(shape, start, end));
     say(`seed: ${Math.min(EVENTS, (end - Number(minView) + 1) * PER_VISIT)} / ${VISITS * PER_VISIT} events (${elapsed()})`);
   }
   await run(sql`

@@ -206,6 +206,14 @@ describe('analytics queries', () => {
     const anonymous = res.body.data.find((v: any) => v.id === visits[2]!.viewEventId);
     assert.equal(anonymous.viewer_email, undefined);
     assert.equal(anonymous.tracked_link, null);
+    assert.equal(anonymous.session_id, 's3');
+    assert.equal(first.session_id, 's1');
+    // session_id: one visit, anonymous or not; another book's or workspace's session matches nothing.
+    assert.deepEqual((await get('book-view-events', all({ session_id: 's3' }))).body.data.map((v: any) => v.id), [visits[2]!.viewEventId]);
+    assert.deepEqual((await get('book-view-events', all({ session_id: 's1', viewer_id: alice }))).body.data.map((v: any) => v.id), [visits[0]!.viewEventId]);
+    assert.equal((await get('book-view-events', all({ session_id: 's3', viewer_id: alice }))).body.data.length, 0);
+    assert.equal((await get('book-view-events', all({ session_id: 'x1' }))).body.data.length, 0);
+    assert.equal((await get('book-view-events', all({ session_id: '' }))).status, 422);
     assert.deepEqual((await get('book-view-events', all({ source_host: 'SHOP.example.com' }))).body.data.map((v: any) => v.id), [visits[0]!.viewEventId]);
     assert.deepEqual((await get('book-view-events', all({ viewer_id: alice }))).body.data.map((v: any) => v.id), [visits[3]!.viewEventId, visits[0]!.viewEventId]);
     assert.equal((await get('book-view-events', all({ viewer_id: stranger }))).body.data.length, 0);

@@ -1,9 +1,19 @@
 /** The sentences the analytics screens give for their charts (src/web/analytics/range.ts), read by screen readers in place of the bars. */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { dropOffSummary, eventLabel, flowSummary, reachOf } from '../../src/web/analytics/range.ts';
+import { dropOffSummary, eventLabel, flowSummary, rangeHref, reachOf, readRange } from '../../src/web/analytics/range.ts';
 
 describe('analytics screen sentences', () => {
+  it('the address keeps the range, the switch and a tracked link; anything else in link is ignored', () => {
+    const state = readRange({ range: '7d', team: 'exclude', link: '12' });
+    assert.deepEqual(state, { date: '7d', excludeTeam: true, link: 12 });
+    assert.equal(rangeHref('/app/analytics/books/b1', state), '/app/analytics/books/b1?range=7d&team=exclude&link=12');
+    assert.deepEqual(readRange({ range: '30d', link: '0' }), { date: '30d', excludeTeam: false });
+    assert.deepEqual(readRange({ link: '12abc' }).link, undefined);
+    assert.deepEqual(readRange({ link: '99999999999' }).link, undefined);
+    assert.equal(rangeHref('/app/analytics', { date: '90d', excludeTeam: false }), '/app/analytics?range=90d');
+  });
+
   it('reach: whole per cent, 0 without visits', () => {
     assert.equal(reachOf(1, 3), 33);
     assert.equal(reachOf(2, 3), 67);

@@ -19,6 +19,19 @@ import { dropOffSummary, duration, eventLabel, flowSummary, reachOf } from '../.
 import { makePng } from '../documents.ts';
 import { insertBook } from '../factories.ts';
 import { assertAccessible, heading, launchWebBrowser, openApp, personIn, signInThroughScreen, startWebService, WEB_SKIP, type WebService } from '../web/web-browser.ts';
+
+/** axe in the light theme, then in the dark one (prefers-color-scheme emulated), checking the dark palette is the one applied. */
+async function accessibleInBothThemes(page: Page, label: string): Promise<void> {
+  await assertAccessible(page, label);
+  await page.emulateMedia({ colorScheme: 'dark' });
+  try {
+    assert.equal(await page.evaluate(() => getComputedStyle(document.documentElement).backgroundColor), 'rgb(18, 22, 27)', `${label}: the dark page colour`);
+    assert.equal(await page.evaluate(() => getComputedStyle(document.querySelector('.card')!).backgroundColor), 'rgb(28, 33, 40)', `${label}: the dark surface`);
+    await assertAccessible(page, `${label}, dark theme`);
+  } finally {
+    await page.emulateMedia({ colorScheme: 'light' });
+  }
+}
 import { insertAudit, insertLead, insertLink, insertViewer, insertVisit } from './analytics-seed.ts';
 
 const RANGE = '2026-03-02,2026-03-04';
@@ -132,7 +145,7 @@ describe('analytics screens', { skip: WEB_SKIP }, () => {
       await page.getByRole('button', { name: 'Show as table' }).click();
       const rows = await page.getByRole('table', { name: 'Views by day' }).locator('tbody tr').evaluateAll((trs) => trs.map((tr) => [...tr.children].slice(0, 2).map((c) => c.textContent)));
       assert.deepEqual(rows, series.data.map((b: { period: string; views: number }) => [b.period, String(b.views)]));
-      await assertAccessible(page, 'Analytics overview');
+      await accessibleInBothThemes(page, 'Analytics overview');
 
       // The team switch: the owner's own visit leaves every figure, in the address too.
       await page.getByLabel("Exclude the team's own visits").check();
@@ -196,7 +209,7 @@ describe('analytics screens', { skip: WEB_SKIP }, () => {
       const cells = (name: string) => page.getByRole('table', { name }).locator('tbody tr').evaluateAll((trs) => trs.map((tr) => [...tr.children].map((c) => Number(c.textContent))));
       assert.deepEqual(await cells('Most common moves between pages'), flow.data.transitions.slice(0, 20).map((t: Record<string, number>) => [t.from_page, t.to_page, t.count, t.readers]));
       assert.deepEqual(await cells('Entries and exits by page'), flow.data.pages.filter((p: Record<string, number>) => p.views! + p.entries! + p.exits! > 0).map((p: Record<string, number>) => [p.page_number, p.views, p.entries, p.exits]));
-      await assertAccessible(page, 'Book analytics');
+      await accessibleInBothThemes(page, 'Book analytics');
 
       // Readers → journey, by keyboard: the button of Alice's row opens her journey (focus on its heading), every figure the API's.
       const readers = await api('readers', { tz: TZ, date: RANGE, exclude_team: true, book_id: book.randomId, include_anonymous: true, limit: 50 });
@@ -228,7 +241,7 @@ describe('analytics screens', { skip: WEB_SKIP }, () => {
       const visitTable = page.getByRole('table', { name: 'Pages of the visit, in order' });
       await visitTable.waitFor();
       assert.deepEqual(await rowsOf('Pages of the visit, in order', 3), session.body.data.map((p: Record<string, number>) => [String(p.position), String(p.page_number), duration(p.active_seconds!)]));
-      await assertAccessible(page, 'Book analytics with a reader\'s journey');
+      await accessibleInBothThemes(page, 'Book analytics with a reader\'s journey');
       // Closing it gives the focus back to the row's button.
       await page.getByRole('button', { name: 'Close journey' }).focus();
       await page.keyboard.press('Enter');
@@ -245,6 +258,19 @@ describe('analytics screens', { skip: WEB_SKIP }, () => {
       await page.getByRole('table', { name: 'Books read' }).waitFor();
       assert.deepEqual(await rowsOf('Books read', 5), anonymousJourney.data.books.map((b: Record<string, string>) => [b.title, b.visits, b.pages_viewed, duration(Number(b.duration_seconds)), b.engagement_score]));
       await page.locator('[data-anonymous-note]').waitFor();
+      // Its visit (book-view-events by session_id) opens the pages of that visit in order, as for identified readers.
+      const anonymousVisits = await api('book-view-events', { tz: TZ, date: RANGE, exclude_team: true, book_id: book.randomId, session_id: anonymous.session_id, limit: 50 });
+      assert.equal(anonymousVisits.data.length, 1);
+      assert.equal(anonymousVisits.data[0].session_id, anonymous.session_id);
+      const anonymousVisit = page.getByRole('button', { name: /^Visit of / });
+      await anonymousVisit.waitFor();
+      assert.equal(await anonymousVisit.count(), 1);
+      await anonymousVisit.focus();
+      await page.keyboard.press('Enter');
+      const anonymousPages = await svc.request('GET', '/v1/analytics/reading-session-pages', { key: ws.key, query: { book_id: book.randomId, view_event_id: anonymousVisits.data[0].id } });
+      assert.ok(anonymousPages.body.data.length > 0);
+      await page.getByRole('table', { name: 'Pages of the visit, in order' }).locator(`tbody tr:nth-child(${anonymousPages.body.data.length})`).waitFor();
+      assert.deepEqual(await rowsOf('Pages of the visit, in order', 3), anonymousPages.body.data.map((p: Record<string, number>) => [String(p.position), String(p.page_number), duration(p.active_seconds!)]));
 
       // Events: the interaction events and the audit log with their filters, each the API's answer for the same filter.
       const eventRows = async (name: string) => {
@@ -282,7 +308,7 @@ describe('analytics screens', { skip: WEB_SKIP }, () => {
       const audit = await api('audit-log', bookFilter);
       assert.ok(audit.data.some((e: { event_type: string }) => e.event_type === 'access_rejected'));
       await waitForEvents('Audit log, in the order it was recorded', audit.data.map((e: { event_type: string; viewer_email: string; page_number: number | null }) => [eventLabel(e.event_type), e.viewer_email || 'Anonymous', e.page_number === null ? '' : String(e.page_number)]));
-      await assertAccessible(page, 'Book analytics with the audit log');
+      await accessibleInBothThemes(page, 'Book analytics with the audit log');
 
       // Leads: the API's leads for the same filter, 50 then the rest with "Show more leads".
       const leadRow = (l: { email: string; name: string; company: string | null }) => [l.email, l.name, l.company ?? ''];
@@ -295,13 +321,40 @@ describe('analytics screens', { skip: WEB_SKIP }, () => {
       await page.getByRole('button', { name: 'Show more leads' }).click();
       await waitForEvents('Leads, in the order they were submitted', [...firstLeads.data, ...nextLeads.data].map(leadRow));
       await page.getByRole('button', { name: 'Show more leads' }).waitFor({ state: 'detached' });
-      await assertAccessible(page, 'Book analytics with the leads');
+      await accessibleInBothThemes(page, 'Book analytics with the leads');
 
       // An export of the range downloads as CSV with the API's rows.
       const [download] = await Promise.all([page.waitForEvent('download'), page.getByRole('link', { name: 'Page performance (CSV)' }).click()]);
       const csv = (await readFile((await download.path())!, 'utf8')).replace(/^\uFEFF/, '').trim().split('\r\n');
       assert.equal(csv.length - 1, pages.data.length);
       assert.match(csv[0]!, /page_number/);
+
+      // A tracked link's screen, from the book's tracked links: every figure and the page table of the visits through it.
+      await page.getByRole('link', { name: 'March newsletter (/march)' }).click();
+      await heading(page, 'Analytics: Spring catalogue, through March newsletter (/march)');
+      await page.waitForURL(/link=\d+/);
+      const linkId = bookLinks.data[0].tracked_link_id as number;
+      const linkSummary = await api('summary', { date: RANGE, exclude_team: true, book_id: book.randomId, tracked_link_id: linkId });
+      assert.equal(linkSummary.data.views, 1);
+      await waitForFigures(page, expectedFigures(linkSummary));
+      const linkPages = await api('page-performance', { tz: TZ, date: RANGE, exclude_team: true, book_id: book.randomId, tracked_link_id: linkId });
+      const linkTable = page.getByRole('table', { name: 'Page performance' });
+      await page.waitForFunction((want) => document.querySelectorAll('[data-page]').length === want && !document.querySelector('[aria-busy="true"]'), linkPages.data.length);
+      assert.deepEqual(
+        await linkTable.locator('tbody tr').evaluateAll((trs) => trs.map((tr) => [...tr.children].map((c) => c.textContent))),
+        linkPages.data.map((p: Record<string, number>) => [
+          String(p.page_number), String(p.unique_readers), `${Math.round((p.unique_readers! / linkSummary.data.unique_readers) * 100)} %`,
+          duration(p.avg_active_seconds_per_reader!), duration(p.median_active_seconds_per_segment!), String(p.total_segments),
+        ]),
+      );
+      const linkReaders = await api('readers', { tz: TZ, date: RANGE, exclude_team: true, book_id: book.randomId, tracked_link_id: linkId, include_anonymous: true, limit: 50 });
+      await page.waitForFunction((want) => document.querySelectorAll('[data-reader]').length === want, linkReaders.data.length);
+      assert.deepEqual(await page.locator('[data-reader] th').allTextContents(), linkReaders.data.map((r: { viewer_email: string | null; session_id: string | null }) => r.viewer_email ?? `Anonymous visit ${r.session_id!.slice(0, 8)}`));
+      assert.match((await page.getByRole('link', { name: 'Page performance (CSV)' }).getAttribute('href'))!, new RegExp(`tracked_link_id=${linkId}`));
+      await accessibleInBothThemes(page, 'Book analytics through a tracked link');
+      await page.getByRole('link', { name: 'All visits of this book' }).click();
+      await heading(page, 'Analytics: Spring catalogue');
+      await waitForFigures(page, expectedFigures(bookSummary));
       assert.deepEqual(tab.problems, []);
     } finally {
       await tab.close();
@@ -360,7 +413,7 @@ describe('analytics screens', { skip: WEB_SKIP }, () => {
       await heading(page, 'Analytics');
       await page.getByRole('heading', { name: 'Analytics need the Company plan' }).waitFor();
       assert.equal(await page.locator('[data-figure]').count(), 0);
-      await assertAccessible(page, 'Analytics without the plan');
+      await accessibleInBothThemes(page, 'Analytics without the plan');
       // Leads are on every plan: the book screen still lists them (UTC days, the API's default).
       const proBook = await insertBook(svc, pro.id, { status: 'publish', pageCount: 2, name: 'Small catalogue' });
       await insertLead(svc, proBook, { name: 'Pat', email: 'pat@example.com', fields: { company: 'Pat & Co' }, at: new Date() });

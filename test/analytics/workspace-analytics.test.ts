@@ -94,17 +94,18 @@ describe('workspace analytics', () => {
   const setSettings = (body: unknown, key = ws.key) => svc.request('PATCH', '/v1/analytics/settings', { key, body });
 
   /** The expected figures, from the seeds alone. */
-  function expected(f: { from?: string; to?: string; book?: 'a' | 'b'; excludeTeam?: boolean }) {
+  function expected(f: { from?: string; to?: string; book?: 'a' | 'b'; excludeTeam?: boolean; link?: 'march' | 'april' }) {
     const inRange = (at: string) => (!f.from || at >= f.from) && (!f.to || at < f.to);
     const keep = (book: string, email: string | null, at: string) => inRange(at) && (!f.book || book === f.book) && !(f.excludeTeam && TEAM(email));
-    const visits = SEEDS.filter((s) => keep(s.book, s.viewer, new Date(s.at).toISOString()));
+    const visits = SEEDS.filter((s) => keep(s.book, s.viewer, new Date(s.at).toISOString()) && (!f.link || s.link === f.link));
     // Seeded clicks occur 20 s (and a few ms) after the visit began.
-    const clicks = SEEDS.filter((s) => keep(s.book, s.viewer, new Date(Date.parse(s.at) + 20_000).toISOString())).reduce((n, s) => n + (s.clicks ?? 0), 0);
+    const clicks = SEEDS.filter((s) => keep(s.book, s.viewer, new Date(Date.parse(s.at) + 20_000).toISOString()) && (!f.link || s.link === f.link)).reduce((n, s) => n + (s.clicks ?? 0), 0);
     return {
       views: visits.length,
       unique_readers: new Set(visits.map((s) => s.viewer ?? `anon-${s.session}`)).size,
       reading_seconds: visits.reduce((n, s) => n + s.seconds, 0),
-      leads: LEADS.filter((l) => keep(l.book, l.email, new Date(l.at).toISOString())).length,
+      // The seeded leads came through no tracked link.
+      leads: f.link ? 0 : LEADS.filter((l) => keep(l.book, l.email, new Date(l.at).toISOString())).length,
       link_clicks: clicks,
       visits,
     };
@@ -166,6 +167,32 @@ describe('workspace analytics', () => {
     // The same range in UTC moves s1 (23:30Z on 1 March) out and s3's day.
     const utc = await get('summary', { date: '2026-03-02,2026-03-04', tz: 'UTC' });
     assert.deepEqual(utc.body.data, figures(expected({ from: '2026-03-02T00:00:00.000Z', to: '2026-03-05T00:00:00.000Z' })));
+  });
+
+  it('tracked_link_id: the figures and series of one tracked link, equal to the book operations for that link', async () => {
+    for (const [link, book] of [['march', 'a'], ['april', 'b']] as const) {
+      for (const excludeTeam of [false, true]) {
+        const query = { date: '2026-03-01,2026-03-05', tz: 'UTC', exclude_team: excludeTeam, tracked_link_id: links[link]! };
+        const res = await get('summary', query);
+        assert.equal(res.status, 200, JSON.stringify(res.body));
+        const want = figures(expected({ from: '2026-03-01T00:00:00.000Z', to: '2026-03-06T00:00:00.000Z', excludeTeam, link }));
+        assert.deepEqual(res.body.data, want, `${link} exclude_team=${excludeTeam}`);
+        assert.ok(want.views > 0 || excludeTeam);
+        // The same as the book's own operations for the link.
+        const bookQuery = { ...query, book_id: books[book]!.randomId, limit: 500 };
+        assert.equal((await get('book-view-events', bookQuery)).body.data.length, want.views);
+        assert.equal((await get('interaction-events', { ...bookQuery, event_type: 'link_clicked' })).body.data.length, want.link_clicks);
+        assert.deepEqual((await get('summary', { ...query, book_id: books[book]!.randomId })).body.data, want);
+        const series = await get('views-over-time', query);
+        assert.equal(series.body.data.reduce((n: number, b: { views: number }) => n + b.views, 0), want.views);
+      }
+    }
+    // Another workspace's link, or a link of another book of this one with book_id, matches nothing.
+    const foreignLink = await insertLink(svc, other.id, (await insertBook(svc, other.id, { status: 'publish', pageCount: 2 })).id, 'Foreign', 'foreign');
+    const zero = { views: 0, unique_readers: 0, reading_seconds: 0, leads: 0, link_clicks: 0 };
+    assert.deepEqual((await get('summary', { tracked_link_id: foreignLink })).body.data, zero);
+    assert.deepEqual((await get('summary', { tracked_link_id: links.march!, book_id: books.b!.randomId })).body.data, zero);
+    assert.equal((await get('summary', { tracked_link_id: 0 })).status, 422);
   });
 
   it('views over time: every bucket of the range in the zone, summing to the summary', async () => {
@@ -272,6 +299,9 @@ describe('workspace analytics', () => {
     const closed = await live('closed-a', 'a', null, 10_000);
     await db.update(viewEvents).set({ exitReason: 'closed' }).where(eq(viewEvents.id, closed.viewEventId));
     await live('stale-a', 'a', null, 5 * 60_000);
+    // A page load begun 25 hours ago that sent a batch just now: beyond the 24 hours looked at.
+    const old = await live('old-a', 'a', null, 25 * 3_600_000);
+    await db.update(viewEvents).set({ updatedAt: new Date(now - 5_000) }).where(eq(viewEvents.id, old.viewEventId));
     const res = await get('reading-now');
     assert.equal(res.status, 200);
     assert.equal(res.body.data.sessions - before, 3);

@@ -59,4 +59,39 @@ describe('settings_revision and the reader preview', () => {
     assert.equal(refused.status, 404);
     assert.match(refused.headers.get('content-security-policy') ?? '', /frame-ancestors 'self'/);
   });
+
+  it('previews a brand not yet saved, checked as POST /v1/brand checks it', async () => {
+    const row = await insertBook(svc, ws.id, { name: 'Branded preview' });
+    const editor = await member(svc, ws.id, 'brand-editor@example.com', 'editor');
+    const preview = (brand: unknown, headers: Record<string, string> = { cookie: editor.cookie }) =>
+      fetch(`${svc.url}/read/${row.randomId}/preview?brand=${encodeURIComponent(typeof brand === 'string' ? brand : JSON.stringify(brand))}`, { headers });
+
+    assert.equal((await preview({ company_name: 'Acme' }, {})).status, 401, 'signed out');
+    for (const bad of [{ company_name: '' }, { company_name: 'Acme', primary_color: 'blue' }, { company_name: 'Acme', website_url: 'acme' }, 'not-json',
+      { company_name: 'Acme', logo: 'https://elsewhere.example/logo.png' }, { company_name: 'Acme', logo: `data:image/png;base64,${'A'.repeat(9000)}` }]) {
+      const refused = await preview(bad);
+      assert.equal(refused.status, 422, JSON.stringify(bad).slice(0, 80));
+      assert.deepEqual(Object.keys((await refused.json()).error.details), ['brand']);
+    }
+
+    const pixel = 'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=';
+    const shown = await preview({ company_name: 'Acme & Co', primary_color: '#123456', website_url: 'https://acme.example', google_analytics: 'G-ABCDEF1', twitter: 'https://x.com/acme', logo: pixel });
+    assert.equal(shown.status, 200);
+    assert.equal(shown.headers.get('cache-control'), 'no-store');
+    assert.equal(shown.headers.get('x-robots-tag'), 'noindex');
+    assert.match(shown.headers.get('content-security-policy') ?? '', /frame-ancestors 'self'/);
+    assert.doesNotMatch(shown.headers.get('content-security-policy') ?? '', /googletagmanager/, 'a preview loads no analytics');
+    const html = await shown.text();
+    assert.match(html, /<body class="branded"/);
+    assert.match(html, /--brand-bar:#123456/);
+    assert.match(html, /<a class="brand-mark" href="https:\/\/acme\.example"[^>]*><img src="data:image\/png;base64,/);
+    assert.match(html, /alt="Acme &amp; Co"/);
+    assert.match(html, /data-network="twitter"/);
+    assert.doesNotMatch(html, /gtag|Made with/);
+    assert.match(html, /"preview":true/, 'its reader sends no reader events');
+
+    // Without a brand, the preview is the reader as the workspace shows it (no take-over here).
+    const plain = await (await fetch(`${svc.url}/read/${row.randomId}/preview`, { headers: { cookie: editor.cookie } })).text();
+    assert.doesNotMatch(plain, /class="branded"/);
+  });
 });

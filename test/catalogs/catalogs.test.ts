@@ -295,4 +295,58 @@ describe('catalogs', () => {
     const other = await svc.workspace();
     await assert.rejects(catalogs.itemsByKeys({ workspaceId: other.id }, c.id, ['p1']), /Catalog not found/);
   });
+
+  test('filter[q] searches titles and keys: every word, ignoring case, LIKE characters taken literally', async () => {
+    const c = await createCatalog();
+    await upsert(c.id, [
+      ['external_item_key=TEE-BLUE-M', 'title=Organic tee, blue, M', 'price=19.90', 'currency=EUR'],
+      ['external_item_key=tee-red-s', 'title=Organic tee, red, S', 'price=19.90', 'currency=EUR'],
+      ['external_item_key=cap-blue', 'title=Cap 100% wool', 'price=9.90', 'currency=EUR', 'available=false'],
+      ['external_item_key=mug_1', 'title=Mug', 'price=5.00', 'currency=EUR'],
+    ]);
+    const keys = async (query: Record<string, string | number | boolean>) => (await items(c.id, query)).map((i) => i.external_item_key);
+    assert.deepEqual((await keys({ 'filter[q]': 'blue' })).sort(), ['TEE-BLUE-M', 'cap-blue']);
+    assert.deepEqual(await keys({ 'filter[q]': 'ORGANIC  Blue' }), ['TEE-BLUE-M'], 'every word, ignoring case and repeated spaces');
+    assert.deepEqual(await keys({ 'filter[q]': 'tee-red' }), ['tee-red-s'], 'the key');
+    assert.deepEqual(await keys({ 'filter[q]': 'blue', available: false }), ['cap-blue'], 'with available');
+    assert.deepEqual(await keys({ 'filter[q]': '100%' }), ['cap-blue']);
+    assert.deepEqual(await keys({ 'filter[q]': '%' }), ['cap-blue'], '% is a character, not a wildcard');
+    assert.deepEqual(await keys({ 'filter[q]': 'g_1' }), ['mug_1'], '_ is a character');
+    assert.deepEqual(await keys({ 'filter[q]': 'mu_' }), [], '_ matches only itself');
+    assert.deepEqual((await keys({ 'filter[q]': '  ' })).sort(), ['TEE-BLUE-M', 'cap-blue', 'mug_1', 'tee-red-s'], 'blank: every item');
+    // Paging a search: no repeats, nothing skipped.
+    const first = await svc.request('GET', `/v1/catalogs/${c.id}/items`, { key: ws.key, query: { 'filter[q]': 'e', limit: 1 } });
+    const second = await svc.request('GET', `/v1/catalogs/${c.id}/items`, { key: ws.key, query: { 'filter[q]': 'e', limit: 5, cursor: first.body.meta.next_cursor } });
+    const all = await keys({ 'filter[q]': 'e' });
+    assert.deepEqual([...all].sort(), ['TEE-BLUE-M', 'cap-blue', 'tee-red-s']);
+    assert.deepEqual([...first.body.data, ...second.body.data].map((i: { external_item_key: string }) => i.external_item_key), all);
+    const tooMany = await svc.request('GET', `/v1/catalogs/${c.id}/items`, { key: ws.key, query: { 'filter[q]': 'a b c d e f g h i j k' } });
+    assert.equal(tooMany.status, 422);
+    assert.ok(tooMany.body.error.details['filter[q]']);
+    const tooLong = await svc.request('GET', `/v1/catalogs/${c.id}/items`, { key: ws.key, query: { 'filter[q]': 'x'.repeat(256) } });
+    assert.equal(tooLong.status, 422);
+  });
+
+  test('a catalog\'s sync jobs, newest first, paged, workspace-scoped, without other catalogs\' jobs', async () => {
+    const c = await createCatalog();
+    const one = await upsert(c.id, [tee('s1')]);
+    const two = await upsert(c.id, [tee('s2'), ['external_item_key=bad', 'price=12,50']]);
+    const three = await patchAvailability(c.id, [['external_item_key=s1', 'stock_quantity=0']]);
+    const other = await createCatalog();
+    await upsert(other.id, [tee('o1')]);
+    const list = await svc.request('GET', `/v1/catalogs/${c.id}/sync-jobs`, { key: ws.key });
+    assert.equal(list.status, 200, list.text);
+    assert.deepEqual(list.body.data.map((j: { id: number }) => j.id), [three.job.id, two.job.id, one.job.id]);
+    assert.equal(list.body.data[0].type, 'availability_update');
+    assert.equal(list.body.data[1].progress.failed, 1);
+    assert.equal(list.body.data[1].errors[0].field, 'price');
+    assert.deepEqual(list.body.meta, { next_cursor: null, has_more: false });
+    const page1 = await svc.request('GET', `/v1/catalogs/${c.id}/sync-jobs`, { key: ws.key, query: { limit: 2 } });
+    assert.equal(page1.body.meta.has_more, true);
+    const page2 = await svc.request('GET', `/v1/catalogs/${c.id}/sync-jobs`, { key: ws.key, query: { limit: 2, cursor: page1.body.meta.next_cursor } });
+    assert.deepEqual([...page1.body.data, ...page2.body.data].map((j: { id: number }) => j.id), [three.job.id, two.job.id, one.job.id]);
+    assert.equal((await svc.request('GET', `/v1/catalogs/${c.id}/sync-jobs`, { key: ws.key, query: { limit: 101 } })).status, 422);
+    const stranger = await svc.workspace();
+    assert.equal((await svc.request('GET', `/v1/catalogs/${c.id}/sync-jobs`, { key: stranger.key })).status, 404);
+  });
 });

@@ -8,35 +8,16 @@
  * control. Axe at 1280 and 360 px.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
-import type { Browser } from 'playwright-core';
-import { insertBook } from '../factories.ts';
-import { assertAccessible, heading, launchWebBrowser, openApp, personIn, signInThroughScreen, startWebService, WEB_SKIP, type WebService } from './web-browser.ts';
+import { describe, it } from 'node:test';
+import { assertAccessible, heading, openApp, WEB_SKIP, webSuite } from './web-browser.ts';
 
 describe('access in the application', { skip: WEB_SKIP }, () => {
-  let svc: WebService;
-  let browser: Browser;
-  let workspaceId: number;
-  let bookId: string;
-
-  before(async () => {
-    svc = await startWebService();
-    workspaceId = (await svc.workspace({ name: 'Access' })).id;
-    bookId = (await insertBook(svc, workspaceId, { name: 'Members', status: 'publish', publishedDate: new Date() })).randomId;
-    browser = await launchWebBrowser();
-  });
-  after(async () => {
-    await browser?.close();
-    await svc?.stop();
-  });
+  const suite = webSuite({ workspace: { name: 'Access' }, book: { name: 'Members' } });
 
   it('adds, imports and removes entries, keeps a typed message over a reload, puts the book behind sign-in, and lists embed domains', async () => {
-    await personIn(svc, workspaceId, 'editor@example.com', 'editor');
-    const tab = await openApp(browser);
-    try {
+    await suite.signedIn('editor@example.com', 'editor', async (tab) => {
       const { page } = tab;
-      await signInThroughScreen(page, svc, 'editor@example.com');
-      await page.goto(`${svc.origin}/app/books/${bookId}`);
+      await page.goto(`${suite.svc.origin}/app/books/${suite.bookId}`);
       await heading(page, 'Members');
       await page.getByRole('link', { name: 'Access', exact: true }).click();
       await heading(page, 'Access: Members');
@@ -115,14 +96,12 @@ describe('access in the application', { skip: WEB_SKIP }, () => {
       await dialog.waitFor({ state: 'detached' });
       await page.getByText('3 entries', { exact: true }).waitFor();
       assert.deepEqual(tab.problems, []);
-    } finally {
-      await tab.close();
-    }
+    });
 
     // A reader now meets the sign-in page with the message.
-    const reader = await openApp(browser);
+    const reader = await openApp(suite.browser);
     try {
-      const response = await reader.page.goto(`${svc.origin}/read/${bookId}`);
+      const response = await reader.page.goto(`${suite.svc.origin}/read/${suite.bookId}`);
       assert.equal(response?.status(), 401);
       await reader.page.getByText('Members only: ask Ann for access.').waitFor();
       await reader.page.getByLabel('Your e-mail address').waitFor();
@@ -132,12 +111,9 @@ describe('access in the application', { skip: WEB_SKIP }, () => {
   });
 
   it('shows a viewer the lists and no control that writes', async () => {
-    await personIn(svc, workspaceId, 'viewer@example.com', 'viewer');
-    const tab = await openApp(browser);
-    try {
+    await suite.signedIn('viewer@example.com', 'viewer', async (tab) => {
       const { page } = tab;
-      await signInThroughScreen(page, svc, 'viewer@example.com');
-      await page.goto(`${svc.origin}/app/books/${bookId}/access`);
+      await page.goto(`${suite.svc.origin}/app/books/${suite.bookId}/access`);
       await heading(page, 'Access: Members');
       await page.getByRole('list', { name: 'Access list' }).getByText('carol@example.com', { exact: true }).waitFor();
       await page.getByText('Access mode: Only people on the access list').waitFor();
@@ -146,17 +122,13 @@ describe('access in the application', { skip: WEB_SKIP }, () => {
       }
       assert.equal(await page.getByRole('radio').count(), 0);
       await assertAccessible(page, 'Access, viewer');
-    } finally {
-      await tab.close();
-    }
+    });
   });
 
   it('lifts the list with "Anyone with the link", after saying what is lost', async () => {
-    const tab = await openApp(browser);
-    try {
+    await suite.signedIn('editor@example.com', null, async (tab) => {
       const { page } = tab;
-      await signInThroughScreen(page, svc, 'editor@example.com');
-      await page.goto(`${svc.origin}/app/books/${bookId}/access`);
+      await page.goto(`${suite.svc.origin}/app/books/${suite.bookId}/access`);
       await heading(page, 'Access: Members');
       await page.getByRole('list', { name: 'Access list' }).waitFor();
       // The radio stays on the list until the dialog is answered.
@@ -166,16 +138,13 @@ describe('access in the application', { skip: WEB_SKIP }, () => {
       await dialog.getByRole('button', { name: 'Remove the access list' }).click();
       await page.getByText('The access list is empty.').waitFor();
       assert.equal(await page.getByRole('radio', { name: 'Anyone with the link' }).isChecked(), true);
-      const response = await page.goto(`${svc.origin}/read/${bookId}`);
+      const response = await page.goto(`${suite.svc.origin}/read/${suite.bookId}`);
       assert.equal(response?.status(), 200);
-    } finally {
-      await tab.close();
-    }
+    });
   });
 
   it('adds and removes an entry by keyboard alone', async () => {
-    const tab = await openApp(browser);
-    try {
+    await suite.signedIn('editor@example.com', null, async (tab) => {
       const { page } = tab;
       const focused = () => page.evaluate(() => {
         const el = document.activeElement as HTMLElement | null;
@@ -188,8 +157,7 @@ describe('access in the application', { skip: WEB_SKIP }, () => {
         }
         assert.fail(`Tab never reached ${target}; last: ${await focused()}`);
       };
-      await signInThroughScreen(page, svc, 'editor@example.com');
-      await page.goto(`${svc.origin}/app/books/${bookId}/access`);
+      await page.goto(`${suite.svc.origin}/app/books/${suite.bookId}/access`);
       await heading(page, 'Access: Members');
       await page.getByText('The access list is empty.').waitFor();
       await tabTo(/^input E-mail address or domain/);
@@ -206,8 +174,6 @@ describe('access in the application', { skip: WEB_SKIP }, () => {
       await page.keyboard.press('Enter');
       await page.getByText('The access list is empty.').waitFor();
       assert.deepEqual(tab.problems, []);
-    } finally {
-      await tab.close();
-    }
+    });
   });
 });

@@ -1,41 +1,22 @@
 /**
  * Brand in Chromium: an admin is refused in words without a company name,
- * sees a colour and a logo in the preview before saving, saves them (the
+ * sees a colour and a logo in the reader's preview (the real reader) before saving, saves them (the
  * logo uploaded as multipart through the typed client), finds them after a
  * reload, keeps an unsaved edit over a reload, turns brand take-over on and
  * sees the brand in a public book's reader. An editor sees the brand with no
  * write control. Axe at 1280 and 360 px.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
-import type { Browser } from 'playwright-core';
+import { describe, it } from 'node:test';
 import sharp from 'sharp';
-import { insertBook } from '../factories.ts';
-import { assertAccessible, heading, launchWebBrowser, openApp, personIn, signInThroughScreen, startWebService, WEB_SKIP, type WebService } from './web-browser.ts';
+import { assertAccessible, heading, WEB_SKIP, webSuite } from './web-browser.ts';
 
 describe('brand in the application', { skip: WEB_SKIP }, () => {
-  let svc: WebService;
-  let browser: Browser;
-  let workspaceId: number;
-  let bookId: string;
-
-  before(async () => {
-    svc = await startWebService();
-    workspaceId = (await svc.workspace({ name: 'Branded', plan: 'company' })).id;
-    bookId = (await insertBook(svc, workspaceId, { name: 'Catalogue', status: 'publish', publishedDate: new Date() })).randomId;
-    browser = await launchWebBrowser();
-  });
-  after(async () => {
-    await browser?.close();
-    await svc?.stop();
-  });
+  const suite = webSuite({ workspace: { name: 'Branded', plan: 'company' }, book: { name: 'Catalogue' } });
 
   it('previews, saves and takes over with the brand', async () => {
-    await personIn(svc, workspaceId, 'admin@example.com', 'admin');
-    const tab = await openApp(browser);
-    try {
+    await suite.signedIn('admin@example.com', 'admin', async (tab) => {
       const { page } = tab;
-      await signInThroughScreen(page, svc, 'admin@example.com');
       await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Brand' }).click();
       await heading(page, 'Brand');
       await assertAccessible(page, 'Brand, none yet');
@@ -48,16 +29,25 @@ describe('brand in the application', { skip: WEB_SKIP }, () => {
       assert.equal(await page.getByLabel('Website').getAttribute('aria-invalid'), 'true');
       await assertAccessible(page, 'Brand, a refusal');
 
-      // The preview follows the form before it is saved.
+      // The preview is the reader itself, wearing the brand as typed before it is saved.
       await page.getByLabel('Company name').fill('Acme');
       await page.getByLabel('Website').fill('https://acme.example');
       await page.getByLabel('Bar colour').fill('#123456');
-      const preview = page.getByRole('img', { name: 'Preview of a reader page with the brand of Acme' });
-      await preview.waitFor();
-      assert.equal(await preview.locator('.brand-preview-bar').first().evaluate((e) => getComputedStyle(e).backgroundColor), 'rgb(18, 52, 86)');
+      const frame = page.frameLocator('iframe[title="Preview: Catalogue with the brand of Acme"]');
+      const bar = frame.locator('header.bar.top');
+      await page.waitForFunction(() => {
+        const doc = document.querySelector<HTMLIFrameElement>('iframe.reader-frame')?.contentDocument;
+        const header = doc?.querySelector('header.bar.top');
+        return header ? getComputedStyle(header).backgroundColor === 'rgb(18, 52, 86)' : false;
+      }, undefined, { timeout: 15_000 });
+      assert.equal(await bar.evaluate((e) => getComputedStyle(e).backgroundColor), 'rgb(18, 52, 86)');
+      assert.equal(await frame.locator('.brand-mark').getAttribute('href'), 'https://acme.example');
+      await frame.getByText('Acme', { exact: true }).first().waitFor();
       const logo = await sharp({ create: { width: 200, height: 80, channels: 3, background: '#e03030' } }).png().toBuffer();
       await page.getByLabel('Logo').setInputFiles({ name: 'logo.png', mimeType: 'image/png', buffer: logo });
-      await preview.locator('img[src^="data:image/png"]').waitFor();
+      await frame.locator('.brand-mark img[src^="data:image/webp"]').waitFor({ timeout: 15_000 });
+      assert.equal(await frame.getByRole('img', { name: 'Acme' }).count(), 1);
+      await assertAccessible(page, 'Brand, previewed');
       await page.getByRole('button', { name: 'Save brand' }).click();
       await page.getByText('The brand was saved.').waitFor();
 
@@ -65,7 +55,7 @@ describe('brand in the application', { skip: WEB_SKIP }, () => {
       await heading(page, 'Brand');
       assert.equal(await page.getByLabel('Company name').inputValue(), 'Acme');
       assert.equal(await page.getByLabel('Bar colour').inputValue(), '#123456');
-      const stored = (await page.getByRole('img', { name: /brand of Acme/ }).locator('img').getAttribute('src'))!;
+      const stored = (await page.frameLocator('iframe.reader-frame').locator('.brand-mark img').getAttribute('src'))!;
       assert.doesNotMatch(stored, /^data:/);
       assert.equal((await page.request.get(stored)).status(), 200);
 
@@ -84,31 +74,24 @@ describe('brand in the application', { skip: WEB_SKIP }, () => {
 
       // The public reader now wears the brand.
       const reader = await page.context().newPage();
-      await reader.goto(`${svc.origin}/read/${bookId}`);
+      await reader.goto(`${suite.svc.origin}/read/${suite.bookId}`);
       await reader.getByRole('img', { name: 'Acme' }).waitFor();
       assert.equal(await reader.locator('.brand-mark').getAttribute('href'), 'https://acme.example');
       await reader.close();
       assert.deepEqual(tab.problems.filter((p) => !p.includes('/read/')), []);
-    } finally {
-      await tab.close();
-    }
+    });
   });
 
   it('shows an editor the brand without write controls', async () => {
-    await personIn(svc, workspaceId, 'editor@example.com', 'editor');
-    const tab = await openApp(browser);
-    try {
+    await suite.signedIn('editor@example.com', 'editor', async (tab) => {
       const { page } = tab;
-      await signInThroughScreen(page, svc, 'editor@example.com');
-      await page.goto(`${svc.origin}/app/brand`);
+      await page.goto(`${suite.svc.origin}/app/brand`);
       await heading(page, 'Brand');
       assert.equal(await page.getByLabel('Company name').inputValue(), 'Acme');
       assert.equal(await page.getByRole('button', { name: 'Save brand' }).count(), 0);
       assert.equal(await page.getByRole('button', { name: /brand take-over/ }).count(), 0);
       await page.getByText('Only admins and owners change the brand.').waitFor();
       await assertAccessible(page, 'Brand, an editor');
-    } finally {
-      await tab.close();
-    }
+    });
   });
 });

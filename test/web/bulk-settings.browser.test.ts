@@ -5,40 +5,31 @@
  * the summary then shows the change, and "All books" shows where the third
  * book differs. A book changed elsewhere after the summary was read is
  * refused (409) in words naming it, and applying again succeeds. A viewer
- * is told to ask an editor and sees no control. Axe at 1280 and 360 px.
+ * is told to ask an editor and sees no control. Text settings (watermark,
+ * description, download password, sign-in message) and the access list
+ * change two books; the one without a list fails in words, gets a list
+ * elsewhere and "Retry the failed books" changes it; on PostgreSQL a batch
+ * is cancelled while its first book waits, and the second is not changed. Axe at 1280 and 360 px.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
-import { eq } from 'drizzle-orm';
-import type { Browser } from 'playwright-core';
+import { before, describe, it } from 'node:test';
+import { eq, sql } from 'drizzle-orm';
 import { books } from '../../src/modules/books/books.tables.ts';
 import { insertBook } from '../factories.ts';
-import { assertAccessible, heading, launchWebBrowser, openApp, personIn, signInThroughScreen, startWebService, WEB_SKIP, type WebService } from './web-browser.ts';
+import { assertAccessible, heading, WEB_SKIP, webSuite } from './web-browser.ts';
 
 describe('bulk settings in the application', { skip: WEB_SKIP }, () => {
-  let svc: WebService;
-  let browser: Browser;
-  let workspaceId: number;
+  // The worker runs the batch.
+  const suite = webSuite({ workspace: { name: 'Many books', plan: 'company' }, worker: true });
   const ids: Record<string, string> = {};
 
   before(async () => {
-    // The worker runs the batch.
-    svc = await startWebService({}, { worker: true });
-    workspaceId = (await svc.workspace({ name: 'Many books', plan: 'company' })).id;
-    for (const name of ['Atlas', 'Bravo', 'Cargo']) ids[name] = (await insertBook(svc, workspaceId, { name })).randomId;
-    browser = await launchWebBrowser();
-  });
-  after(async () => {
-    await browser?.close();
-    await svc?.stop();
+    for (const name of ['Atlas', 'Bravo', 'Cargo']) ids[name] = (await insertBook(suite.svc, suite.workspaceId, { name })).randomId;
   });
 
   it('applies settings to the selected books and follows the batch to its end', async () => {
-    await personIn(svc, workspaceId, 'editor@example.com', 'editor');
-    const tab = await openApp(browser);
-    try {
+    await suite.signedIn('editor@example.com', 'editor', async (tab) => {
       const { page } = tab;
-      await signInThroughScreen(page, svc, 'editor@example.com');
       await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Books' }).click();
       await heading(page, 'Books');
       await page.getByRole('checkbox', { name: 'Select Atlas' }).check();
@@ -56,7 +47,7 @@ describe('bulk settings in the application', { skip: WEB_SKIP }, () => {
       // A book changed elsewhere after the summary was read: refused, named, and read again.
       await page.getByLabel('Page-turn sound').selectOption({ label: 'On' });
       await page.getByLabel('Animation', { exact: true }).selectOption({ label: 'Fade' });
-      await svc.runtime.database.db.update(books).set({ settingsRevision: 'f'.repeat(64) }).where(eq(books.randomId, ids.Bravo!));
+      await suite.svc.runtime.database.db.update(books).set({ settingsRevision: 'f'.repeat(64) }).where(eq(books.randomId, ids.Bravo!));
       await page.getByRole('button', { name: 'Apply to 2 books' }).click();
       await page.getByRole('alert').filter({ hasText: 'The settings were not applied' }).waitFor();
       await page.getByText('Changed elsewhere meanwhile: Bravo.').waitFor();
@@ -78,24 +69,93 @@ describe('bulk settings in the application', { skip: WEB_SKIP }, () => {
       await sound.getByText('Differs:').waitFor();
       assert.match(await sound.innerText(), /Cargo: Off/);
       assert.deepEqual(tab.problems, []);
-    } finally {
-      await tab.close();
-    }
+    });
+  });
+
+  it('changes text settings, retries the book that failed and cancels a batch in flight', async () => {
+    // Atlas has an access list; Bravo has none, so "keep each book's own list" fails for it (access_list_empty).
+    assert.equal((await suite.svc.request('POST', '/v1/subscribers', { key: suite.key, body: { book_id: ids.Atlas!, email: 'ann@example.com' } })).status, 201);
+    await suite.signedIn('texts@example.com', 'editor', async (tab) => {
+      const { page } = tab;
+      await page.goto(`${suite.svc.origin}/app/bulk-settings?books=${ids.Atlas},${ids.Bravo}`);
+      await heading(page, 'Bulk settings');
+      await page.getByText('2 books chosen.').waitFor();
+      const sound = page.getByRole('row', { name: /Page-turn sound/ });
+      await sound.getByText(/^All:/).waitFor();
+
+      await page.getByLabel('Watermark', { exact: true }).selectOption({ label: 'Set to…' });
+      await page.getByLabel('New watermark').fill('CONFIDENTIAL');
+      await page.getByLabel('Description', { exact: true }).selectOption({ label: 'Set to…' });
+      await page.getByLabel('New description').fill('The spring range');
+      await page.getByLabel('Download password', { exact: true }).selectOption({ label: 'Set to…' });
+      await page.getByLabel('New download password').fill('s3cret-pass');
+      await page.getByLabel('Sign-in message', { exact: true }).selectOption({ label: 'Set to…' });
+      await page.getByLabel('New sign-in message').fill('Partners only: sign in with your work address.');
+      await page.getByLabel('Access list', { exact: true }).selectOption({ label: 'On: only people on each book’s own list' });
+      await assertAccessible(page, 'Bulk settings, text settings chosen');
+      await page.getByRole('button', { name: 'Apply to 2 books' }).click();
+      await page.getByText('Done: 1 changed, 1 failed.').waitFor();
+      const each = page.getByRole('list', { name: 'Each book' });
+      assert.equal((await each.getByRole('listitem').nth(0).innerText()).trim(), 'Atlas: Changed');
+      assert.match(await each.getByRole('listitem').nth(1).innerText(), /^Bravo: Failed \(.*has none/);
+      // The password is never kept in the browser's draft.
+      assert.doesNotMatch(await page.evaluate(() => JSON.stringify(localStorage)), /s3cret-pass/);
+
+      // Bravo gets a list elsewhere; retrying the failed book now changes it.
+      assert.equal((await suite.svc.request('POST', '/v1/subscribers', { key: suite.key, body: { book_id: ids.Bravo!, email: 'bob@example.com' } })).status, 201);
+      await page.getByRole('button', { name: 'Retry the failed books' }).click();
+      await page.getByRole('heading', { name: 'Retry of the failed books' }).waitFor();
+      await page.getByText('Done: all 1 book was changed.').waitFor();
+      await page.getByRole('row', { name: /^Watermark/ }).getByText('All: CONFIDENTIAL').waitFor();
+      await page.getByRole('row', { name: /^Download password/ }).getByText('All: On').waitFor();
+      for (const id of [ids.Atlas!, ids.Bravo!]) {
+        const book = (await suite.svc.request('GET', `/v1/books/${id}`, { key: suite.key })).body.data;
+        assert.equal(book.description, 'The spring range');
+        assert.equal(book.settings.watermark, 'CONFIDENTIAL');
+      }
+      await assertAccessible(page, 'Bulk settings, retried');
+
+      // Cancel while a batch runs. The PostgreSQL pass holds the event log (SHARE mode, as a long maintenance task
+      // might) so the first book's write waits inside its transaction; PGlite's single connection cannot wait like that.
+      if (process.env.DATABASE_URL) {
+        let release!: () => void;
+        let held!: () => void;
+        const locked = new Promise<void>((resolve) => (held = resolve));
+        const holding = suite.svc.runtime.database.db.transaction(async (tx) => {
+          await tx.execute(sql`lock table domain_events in share mode`);
+          held();
+          await new Promise<void>((resolve) => (release = resolve));
+        });
+        await locked;
+        try {
+          // Both books have the sound on since the first test.
+          await page.getByLabel('Page-turn sound').selectOption({ label: 'Off' });
+          await page.getByRole('button', { name: 'Apply to 2 books' }).click();
+          await page.getByText('Changing the books: 0 of 2 done.').waitFor();
+          await page.getByRole('button', { name: 'Cancel' }).click();
+          await page.getByText('Cancelling: the book being changed is finished first; 1 not changed.').waitFor();
+        } finally {
+          release();
+          await holding;
+        }
+        await page.getByText('Cancelled: 1 changed, 0 failed, 1 not changed.').waitFor();
+        assert.deepEqual((await each.getByRole('listitem').allInnerTexts()).map((t) => t.trim()), ['Atlas: Changed', 'Bravo: Cancelled, not changed']);
+        await sound.getByText('Differs:').waitFor();
+        assert.match(await sound.innerText(), /Atlas: Off; Bravo: On/);
+        await assertAccessible(page, 'Bulk settings, cancelled');
+      }
+      assert.deepEqual(tab.problems, []);
+    });
   });
 
   it('shows a viewer no control', async () => {
-    await personIn(svc, workspaceId, 'viewer@example.com', 'viewer');
-    const tab = await openApp(browser);
-    try {
+    await suite.signedIn('viewer@example.com', 'viewer', async (tab) => {
       const { page } = tab;
-      await signInThroughScreen(page, svc, 'viewer@example.com');
       await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Bulk settings' }).click();
       await heading(page, 'Bulk settings');
       await page.getByText('Only editors, admins and owners change the settings of books.').waitFor();
       assert.equal(await page.getByRole('button').filter({ hasText: /^Apply/ }).count(), 0);
       await assertAccessible(page, 'Bulk settings, a viewer');
-    } finally {
-      await tab.close();
-    }
+    });
   });
 });

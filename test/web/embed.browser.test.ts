@@ -10,45 +10,31 @@ import assert from 'node:assert/strict';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
-import type { Browser, Page } from 'playwright-core';
-import { launchBrowser } from '../reader/browser.ts';
-import { insertBook } from '../factories.ts';
-import { heading, openApp, personIn, signInThroughScreen, startWebService, WEB_SKIP, type WebService } from './web-browser.ts';
+import type { Page } from 'playwright-core';
+import { heading, WEB_SKIP, webSuite } from './web-browser.ts';
 
 describe('the embed code on another site', { skip: WEB_SKIP }, () => {
-  let svc: WebService;
-  let browser: Browser;
-  let workspaceId: number;
-  let bookId: string;
+  const suite = webSuite({ workspace: { name: 'Embeds' }, book: { name: 'Embedded', pageCount: 2 }, hosts: ['shop.example', 'elsewhere.example'] });
   let site: Server;
   let pasted = '';
 
   before(async () => {
-    svc = await startWebService();
-    workspaceId = (await svc.workspace({ name: 'Embeds' })).id;
-    bookId = (await insertBook(svc, workspaceId, { name: 'Embedded', status: 'publish', publishedDate: new Date(), pageCount: 2 })).randomId;
     // The customer's site: one page holding whatever embed code was pasted.
     site = createServer((_request, response) => {
       response.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
       response.end(`<!doctype html><html lang="en"><head><title>Shop</title></head><body><h1>Our catalogue</h1>${pasted}</body></html>`);
     });
     await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve));
-    browser = await launchBrowser(['--host-resolver-rules=MAP localhost 127.0.0.1, MAP shop.example 127.0.0.1, MAP elsewhere.example 127.0.0.1']);
   });
-  after(async () => {
-    await browser?.close();
+  after(() => {
     site?.close();
-    await svc?.stop();
   });
 
   it('shows the book on another site, and follows the embed domains', async () => {
-    await personIn(svc, workspaceId, 'editor@example.com', 'editor');
-    const tab = await openApp(browser);
-    try {
+    await suite.signedIn('editor@example.com', 'editor', async (tab) => {
       const { page, context } = tab;
-      await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: svc.origin });
-      await signInThroughScreen(page, svc, 'editor@example.com');
-      await page.goto(`${svc.origin}/app/books/${bookId}`);
+      await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: suite.svc.origin });
+      await page.goto(`${suite.svc.origin}/app/books/${suite.bookId}`);
       await heading(page, 'Embedded');
       await page.getByRole('link', { name: 'Embed', exact: true }).click();
       await heading(page, 'Share and embed: Embedded');
@@ -58,14 +44,14 @@ describe('the embed code on another site', { skip: WEB_SKIP }, () => {
       pasted = await page.evaluate(() => navigator.clipboard.readText());
       assert.match(pasted, /^<iframe /);
 
-      const shop = await browser.newPage();
+      const shop = await suite.browser.newPage();
       const shopUrl = `http://shop.example:${(site.address() as AddressInfo).port}/`;
       try {
         assert.equal(await embeddedStatus(shop, shopUrl), 200);
         await shop.frameLocator('iframe').getByRole('heading', { name: 'Embedded' }).waitFor();
 
         // Only another website may embed it now: the shop's frame is refused.
-        await page.goto(`${svc.origin}/app/books/${bookId}/access`);
+        await page.goto(`${suite.svc.origin}/app/books/${suite.bookId}/access`);
         await heading(page, 'Access: Embedded');
         await page.getByLabel('Website').fill('elsewhere.example');
         await page.getByRole('button', { name: 'Add embed domain' }).click();
@@ -83,9 +69,7 @@ describe('the embed code on another site', { skip: WEB_SKIP }, () => {
         await shop.close();
       }
       assert.deepEqual(tab.problems, []);
-    } finally {
-      await tab.close();
-    }
+    });
   });
 });
 

@@ -5,56 +5,38 @@
  * tracked link". Axe at 1280 and 360 px.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { readFile } from 'node:fs/promises';
-import type { Browser, Page } from 'playwright-core';
+import type { Page } from 'playwright-core';
 import decodeQR from 'qr/decode.js';
 import sharp from 'sharp';
-import { insertBook } from '../factories.ts';
-import { assertAccessible, heading, launchWebBrowser, openApp, personIn, signInThroughScreen, startWebService, WEB_SKIP, type WebService } from './web-browser.ts';
+import { assertAccessible, heading, WEB_SKIP, webSuite } from './web-browser.ts';
 
 describe('share and embed in the application', { skip: WEB_SKIP }, () => {
-  let svc: WebService;
-  let browser: Browser;
-  let workspaceId: number;
-  let bookId: string;
-
-  before(async () => {
-    svc = await startWebService();
-    workspaceId = (await svc.workspace({ name: 'Sharing' })).id;
-    bookId = (await insertBook(svc, workspaceId, { name: 'Shared', status: 'publish', publishedDate: new Date() })).randomId;
-    browser = await launchWebBrowser();
-  });
-  after(async () => {
-    await browser?.close();
-    await svc?.stop();
-  });
+  const suite = webSuite({ workspace: { name: 'Sharing' }, book: { name: 'Shared' } });
 
   it('copies the link, gives the embed code per preset, and creates a tracked link', async () => {
-    await personIn(svc, workspaceId, 'editor@example.com', 'editor');
-    const tab = await openApp(browser);
-    try {
+    await suite.signedIn('editor@example.com', 'editor', async (tab) => {
       const { page, context } = tab;
-      await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: svc.origin });
-      await signInThroughScreen(page, svc, 'editor@example.com');
-      await page.goto(`${svc.origin}/app/books/${bookId}`);
+      await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: suite.svc.origin });
+      await page.goto(`${suite.svc.origin}/app/books/${suite.bookId}`);
       await heading(page, 'Shared');
       await page.getByRole('link', { name: 'Share and embed' }).click();
       await heading(page, 'Share and embed: Shared');
       await page.getByRole('button', { name: 'Copy link' }).click();
       await page.getByText('Link copied.').waitFor();
-      assert.equal(await page.evaluate(() => navigator.clipboard.readText()), `${svc.origin}/read/${bookId}`);
+      assert.equal(await page.evaluate(() => navigator.clipboard.readText()), `${suite.svc.origin}/read/${suite.bookId}`);
 
       // The QR code on screen, and both downloads, read back as the link.
       const qr = page.getByRole('img', { name: 'QR code for the link to Shared' });
-      assert.equal(await qrText(await qr.screenshot()), `${svc.origin}/read/${bookId}`);
+      assert.equal(await qrText(await qr.screenshot()), `${suite.svc.origin}/read/${suite.bookId}`);
       const svg = await downloaded(page, 'Download QR code (SVG)');
       assert.equal(svg.name, 'shared-qr.svg');
       assert.match(svg.bytes.toString('utf8'), /<title>QR code for the link to Shared<\/title>/);
-      assert.equal(await qrText(svg.bytes), `${svc.origin}/read/${bookId}`);
+      assert.equal(await qrText(svg.bytes), `${suite.svc.origin}/read/${suite.bookId}`);
       const png = await downloaded(page, 'Download QR code (PNG)');
       assert.equal(png.name, 'shared-qr.png');
-      assert.equal(await qrText(png.bytes), `${svc.origin}/read/${bookId}`);
+      assert.equal(await qrText(png.bytes), `${suite.svc.origin}/read/${suite.bookId}`);
 
       const code = page.getByLabel('Embed code');
       assert.match(await code.inputValue(), /flipbook:resize/);
@@ -74,27 +56,20 @@ describe('share and embed in the application', { skip: WEB_SKIP }, () => {
       await list.getByRole('heading', { name: 'March newsletter' }).waitFor();
       await list.getByText('0 visits').waitFor();
       await list.getByRole('button', { name: 'Copy the link March newsletter' }).click();
-      assert.equal(await page.evaluate(() => navigator.clipboard.readText()), `${svc.origin}/read/${bookId}?tl=march-newsletter`);
+      assert.equal(await page.evaluate(() => navigator.clipboard.readText()), `${suite.svc.origin}/read/${suite.bookId}?tl=march-newsletter`);
       await assertAccessible(page, 'Share and embed, with a tracked link');
       assert.deepEqual(tab.problems.filter((p) => !p.includes('/read/')), []);
-    } finally {
-      await tab.close();
-    }
+    });
   });
 
   it('gives a viewer the link and the code but no tracked-link form', async () => {
-    await personIn(svc, workspaceId, 'viewer@example.com', 'viewer');
-    const tab = await openApp(browser);
-    try {
+    await suite.signedIn('viewer@example.com', 'viewer', async (tab) => {
       const { page } = tab;
-      await signInThroughScreen(page, svc, 'viewer@example.com');
-      await page.goto(`${svc.origin}/app/books/${bookId}/share`);
+      await page.goto(`${suite.svc.origin}/app/books/${suite.bookId}/share`);
       await heading(page, 'Share and embed: Shared');
       await page.getByRole('list', { name: 'Tracked links' }).getByRole('heading', { name: 'March newsletter' }).waitFor();
       assert.equal(await page.getByRole('button', { name: 'Create tracked link' }).count(), 0);
-    } finally {
-      await tab.close();
-    }
+    });
   });
 });
 

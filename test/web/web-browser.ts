@@ -8,7 +8,10 @@
  * they run on PGlite when DATABASE_URL is empty.
  */
 import assert from 'node:assert/strict';
+import { after, before } from 'node:test';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { books } from '../../src/modules/books/books.tables.ts';
+import { insertBook } from '../factories.ts';
 import { freePort, startService, type TestService } from '../helpers.ts';
 import { mailedLink } from '../people/people-helpers.ts';
 import { BROWSER_SKIP, axeViolations, launchBrowser } from '../reader/browser.ts';
@@ -33,8 +36,9 @@ export async function startWebService(env: Record<string, unknown> = {}, options
   return Object.assign(svc, { origin });
 }
 
-export function launchWebBrowser(): Promise<Browser> {
-  return launchBrowser(['--host-resolver-rules=MAP localhost 127.0.0.1']);
+/** `hosts`: more names mapped to 127.0.0.1 (a customer's site on another host name). */
+export function launchWebBrowser(hosts: string[] = []): Promise<Browser> {
+  return launchBrowser([`--host-resolver-rules=${['localhost', ...hosts].map((h) => `MAP ${h} 127.0.0.1`).join(', ')}`]);
 }
 
 export interface AppTab {
@@ -107,4 +111,66 @@ export async function signInThroughScreen(page: Page, svc: WebService, email: st
 /** A workspace with a person in `role`, added as the operator would. */
 export async function personIn(svc: WebService, workspaceId: number, email: string, role: 'viewer' | 'editor' | 'admin' | 'owner'): Promise<void> {
   await svc.runtime.services.members.addByOperator(workspaceId, email, role, { type: 'operator' });
+}
+
+type Role = 'viewer' | 'editor' | 'admin' | 'owner';
+
+export interface WebSuiteOptions {
+  /** The workspace every test of the suite works in. */
+  workspace: { name: string; plan?: string };
+  /** A published book made in it before the tests (`bookId`), with these columns. */
+  book?: Partial<typeof books.$inferInsert>;
+  env?: Record<string, unknown>;
+  /** `worker: true` runs the jobs (conversions, batches, deliveries). */
+  worker?: boolean;
+  /** Host names besides localhost that Chromium sends to 127.0.0.1. */
+  hosts?: string[];
+}
+
+export interface WebSuite {
+  svc: WebService;
+  browser: Browser;
+  workspaceId: number;
+  /** An API key of the workspace, for what a test sets up or checks through the API. */
+  key: string;
+  /** The suite's published book (when `book` was given). */
+  bookId: string;
+  /**
+   * `email` signed in through the sign-in screen in a fresh tab (added to the workspace as `role` first, unless
+   * null: already a member), then `use`; the tab is closed after, whatever happens.
+   */
+  signedIn<T>(email: string, role: Role | null, use: (tab: AppTab) => Promise<T>): Promise<T>;
+}
+
+/**
+ * A browser suite's set-up, the same in every screen's test: the service on localhost, one workspace (and a
+ * published book), Chromium; all stopped after. Call it inside `describe`: it adds the before and after hooks, and
+ * the fields of what it returns are set once `before` has run.
+ */
+export function webSuite(options: WebSuiteOptions): WebSuite {
+  const suite = {
+    async signedIn<T>(email: string, role: Role | null, use: (tab: AppTab) => Promise<T>): Promise<T> {
+      if (role) await personIn(suite.svc, suite.workspaceId, email, role);
+      const tab = await openApp(suite.browser);
+      try {
+        await signInThroughScreen(tab.page, suite.svc, email);
+        return await use(tab);
+      } finally {
+        await tab.close();
+      }
+    },
+  } as WebSuite;
+  before(async () => {
+    suite.svc = await startWebService(options.env, { worker: options.worker ?? false });
+    const { id, key } = await suite.svc.workspace(options.workspace);
+    suite.workspaceId = id;
+    suite.key = key;
+    if (options.book) suite.bookId = (await insertBook(suite.svc, id, { status: 'publish', publishedDate: new Date(), ...options.book })).randomId;
+    suite.browser = await launchWebBrowser(options.hosts);
+  });
+  after(async () => {
+    await suite.browser?.close();
+    await suite.svc?.stop();
+  });
+  return suite;
 }

@@ -4,44 +4,33 @@
  * the field), copies the signing secret shown once, sends a test event that
  * arrives signed and shows as delivered in the log with its body, redelivers
  * it, rotates the secret, disables and enables the subscription and deletes
- * it after a confirmation. An editor sees no webhook controls. Axe at 1280
+ * it after a confirmation. An owner limits a subscription to a tracked
+ * link, then edits its name, address, events and filters (a refusal in
+ * words first). An editor sees no webhook controls. Axe at 1280
  * and 360 px.
  */
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import type { Browser } from 'playwright-core';
-import { insertBook } from '../factories.ts';
 import { eventually } from '../helpers.ts';
 import { startReceiver, verify, type Receiver } from '../webhooks/receiver.ts';
-import { assertAccessible, heading, launchWebBrowser, openApp, personIn, signInThroughScreen, startWebService, WEB_SKIP, type WebService } from './web-browser.ts';
+import { assertAccessible, heading, WEB_SKIP, webSuite } from './web-browser.ts';
 
 describe('webhooks in the application', { skip: WEB_SKIP }, () => {
-  let svc: WebService;
-  let browser: Browser;
+  // The worker sends deliveries; plain http to 127.0.0.1 is allowed for the local receiver only.
+  const suite = webSuite({ workspace: { name: 'Hooks' }, book: { name: 'Spring catalogue' }, env: { OUTBOUND_ALLOWED_HOSTS: '127.0.0.1' }, worker: true });
   let receiver: Receiver;
-  let workspaceId: number;
 
   before(async () => {
-    // The worker sends deliveries; plain http to 127.0.0.1 is allowed for the local receiver only.
-    svc = await startWebService({ OUTBOUND_ALLOWED_HOSTS: '127.0.0.1' }, { worker: true });
     receiver = await startReceiver();
-    workspaceId = (await svc.workspace({ name: 'Hooks' })).id;
-    await insertBook(svc, workspaceId, { name: 'Spring catalogue', status: 'publish', publishedDate: new Date() });
-    browser = await launchWebBrowser();
   });
   after(async () => {
-    await browser?.close();
-    await svc?.stop();
     await receiver?.close();
   });
 
   it('creates a subscription, shows its secret once, delivers a test event to the receiver and logs it', async () => {
-    await personIn(svc, workspaceId, 'admin@example.com', 'admin');
-    const tab = await openApp(browser);
-    try {
+    await suite.signedIn('admin@example.com', 'admin', async (tab) => {
       const { page, context } = tab;
-      await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: svc.origin });
-      await signInThroughScreen(page, svc, 'admin@example.com');
+      await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: suite.svc.origin });
       await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Webhooks' }).click();
       await heading(page, 'Webhooks');
       await page.getByText('No subscriptions yet.').waitFor();
@@ -124,25 +113,71 @@ describe('webhooks in the application', { skip: WEB_SKIP }, () => {
       await page.getByText('No subscriptions yet.').waitFor();
       assert.equal(await page.getByRole('heading', { name: 'Delivery log: CRM' }).count(), 0);
       assert.deepEqual(tab.problems, []);
-    } finally {
-      await tab.close();
-    }
+    });
+  });
+
+  it('limits a subscription to a tracked link, then changes its name, address, events and filters', async () => {
+    const link = await suite.svc.request('POST', `/v1/books/${suite.bookId}/tracked-links`, { key: suite.key, body: { name: 'Newsletter', slug: 'newsletter' } });
+    assert.equal(link.status, 201);
+    await suite.signedIn('owner@example.com', 'owner', async (tab) => {
+      const { page } = tab;
+      await page.goto(`${suite.svc.origin}/app/webhooks`);
+      await heading(page, 'Webhooks');
+      const create = page.getByRole('region', { name: 'Add a subscription' });
+      await create.getByLabel('Name').fill('Clicks');
+      await create.getByLabel('Endpoint URL').fill(`${receiver.url}/clicks`);
+      await create.getByRole('checkbox', { name: 'Link clicked' }).check();
+      await create.getByRole('group', { name: 'Only for these tracked links (optional)' }).getByRole('checkbox', { name: 'Newsletter (Spring catalogue)' }).check();
+      await assertAccessible(page, 'Webhooks, a tracked link chosen');
+      await create.getByRole('button', { name: 'Create subscription' }).click();
+      await page.getByRole('heading', { name: 'The signing secret of “Clicks”' }).waitFor();
+      await page.getByRole('button', { name: 'Done' }).click();
+      const list = page.getByRole('list', { name: 'Subscriptions' });
+      const item = list.getByRole('listitem').filter({ has: page.getByRole('heading', { name: 'Clicks' }) });
+      await item.getByText('Newsletter').waitFor();
+      const [created] = (await suite.svc.request('GET', '/v1/webhook-subscriptions', { key: suite.key })).body.data.filter((x: { name: string }) => x.name === 'Clicks');
+      assert.deepEqual(created.filters.map((f: { type: string; value: string; book_id?: string }) => [f.type, f.value, f.book_id]), [['tracked_link', 'newsletter', suite.bookId]]);
+
+      // Edit: a refusal in words, then the new name, address, events and filters saved with PUT.
+      await page.getByRole('button', { name: 'Edit Clicks' }).click();
+      const edit = page.getByRole('region', { name: 'Edit “Clicks”' });
+      await edit.waitFor();
+      assert.equal(await edit.getByLabel('Name').inputValue(), 'Clicks');
+      assert.equal(await edit.getByRole('checkbox', { name: 'Newsletter (Spring catalogue)' }).isChecked(), true);
+      assert.equal(await edit.getByRole('checkbox', { name: 'Link clicked' }).isChecked(), true);
+      await edit.getByLabel('Endpoint URL').fill('http://10.0.0.1/hooks');
+      await edit.getByRole('button', { name: 'Save subscription' }).click();
+      await edit.getByRole('alert').filter({ hasText: 'The subscription was not saved' }).waitFor();
+      assert.equal(await edit.getByLabel('Endpoint URL').getAttribute('aria-invalid'), 'true');
+      await assertAccessible(page, 'Webhooks, editing, a refusal');
+      await edit.getByLabel('Name').fill('Clicks and leads');
+      await edit.getByLabel('Endpoint URL').fill(`${receiver.url}/clicks-and-leads`);
+      await edit.getByRole('checkbox', { name: 'Flipbook created' }).check();
+      await edit.getByRole('checkbox', { name: 'Newsletter (Spring catalogue)' }).uncheck();
+      await edit.getByRole('group', { name: 'Only for these books (optional)' }).getByRole('checkbox', { name: 'Spring catalogue' }).check();
+      await edit.getByRole('button', { name: 'Save subscription' }).click();
+      await page.getByText('The subscription “Clicks and leads” was saved.').waitFor();
+      await page.getByRole('region', { name: /^Edit/ }).waitFor({ state: 'detached' });
+      const saved = list.getByRole('listitem').filter({ has: page.getByRole('heading', { name: 'Clicks and leads' }) });
+      await saved.getByText(`${receiver.url}/clicks-and-leads`).waitFor();
+      const after = (await suite.svc.request('GET', `/v1/webhook-subscriptions/${created.id}`, { key: suite.key })).body.data;
+      assert.equal(after.name, 'Clicks and leads');
+      assert.equal(after.target_url, `${receiver.url}/clicks-and-leads`);
+      assert.deepEqual(after.event_types.map((e: { value: string }) => e.value).sort(), ['flipbook.created', 'link_clicked']);
+      assert.deepEqual(after.filters.map((f: { type: string; value: string }) => [f.type, f.value]), [['book', suite.bookId]]);
+      assert.deepEqual(tab.problems, []);
+    });
   });
 
   it('gives an editor no webhook controls', async () => {
-    await personIn(svc, workspaceId, 'editor@example.com', 'editor');
-    const tab = await openApp(browser);
-    try {
+    await suite.signedIn('editor@example.com', 'editor', async (tab) => {
       const { page } = tab;
-      await signInThroughScreen(page, svc, 'editor@example.com');
-      await page.goto(`${svc.origin}/app/webhooks`);
+      await page.goto(`${suite.svc.origin}/app/webhooks`);
       await heading(page, 'Webhooks');
       await page.getByText('Only admins and owners of the workspace see and manage its webhooks.', { exact: false }).waitFor();
       assert.equal(await page.getByRole('button', { name: 'Create subscription' }).count(), 0);
       assert.equal(await page.getByRole('button', { name: /^Delete/ }).count(), 0);
       await assertAccessible(page, 'Webhooks, an editor');
-    } finally {
-      await tab.close();
-    }
+    });
   });
 });

@@ -1727,7 +1727,7 @@ export interface paths {
         };
         /**
          * A catalog's items
-         * @description In id order (creation), cursor-paginated (`limit` 1-200, default 25); `available` filters.
+         * @description In id order (creation), cursor-paginated (`limit` 1-200, default 25); `available` filters, and `filter[q]` searches the title and key (every word, ignoring case).
          *
          *     **Scope:** `catalogs:read`.
          *
@@ -1805,6 +1805,30 @@ export interface paths {
          *     **Idempotency:** send `Idempotency-Key` to make a retry safe; the first 2xx response is replayed for 24 hours with `X-Idempotent-Replay: true`.
          */
         post: operations["bulkUpsertCatalogItems"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v1/catalogs/{catalog}/sync-jobs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A catalog's sync jobs
+         * @description Newest first, cursor-paginated (`limit` 1-100, default 10): the jobs of writes through the API and the feed imports, including those the service starts itself (creation with `source_url`, the scheduled re-sync). The first is the latest; follow it with `GET /catalogs/{catalog}/sync-jobs/{syncJob}`.
+         *
+         *     **Scope:** `catalogs:read`.
+         *
+         *     **Scope:** `catalogs:read`.
+         */
+        get: operations["listCatalogSyncJobs"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1973,7 +1997,7 @@ export interface paths {
         };
         /**
          * Reader sessions open now
-         * @description Visits of the workspace (or of `book_id`) whose reader sent events in the last 120 seconds and has not closed the book (no `session_ended`). The reader sends a batch every 10 s while something happens, so a reader idle on one page leaves the count after the window. Poll it (the application asks every 15 s).
+         * @description Visits of the workspace (or of `book_id`) whose reader sent events in the last 120 seconds and has not closed the book (no `session_ended`), among the visits begun in the last 24 hours. The reader sends a batch every 10 s while something happens, so a reader idle on one page leaves the count after the window. Poll it (the application asks every 15 s).
          *
          *     **Scope:** `analytics:read`.
          *     **Plan:** company (Reader analytics operations (/analytics/*)).
@@ -5074,18 +5098,26 @@ export interface components {
         /** UploadBatch */
         UploadBatch: {
             id: string;
-            /** @description `queued` → `processing` → `completed` | `failed`; `cancelled` when DELETE /batches/{batchId} stops it (or its book is deleted) while in flight. */
+            /** @description `queued` → `processing` → `completed` | `failed`; `cancelled` when DELETE /batches/{batchId} stops it (or its book is deleted) while in flight. `completed` means every page is drawn: a book is readable earlier, while the batch is still `processing` (see `stage` and `readable_at`). */
             status: "queued" | "processing" | "completed" | "failed" | "cancelled";
             progress: {
                 /** @description Pages of the document (0 until it is opened). */
                 total: number;
-                /** @description Pages rendered. */
+                /** @description Pages drawn (their images stored). */
                 completed: number;
-                /** @description Pages still to render. */
+                /** @description Pages still to draw (readable already once `stage` is `rendering`). */
                 pending: number;
                 /** @description Pages that could not be rendered (shown blank). */
                 failed: number;
             };
+            /** @description Where the conversion is: `queued`; `converting` (the document is read: every page's size, text and links, and the first pages drawn); `rendering` (the book is readable, its page_images_status `ready`: every page can be served, those not drawn yet on their first request, while the rest are drawn in the background; the batch is still `processing`); `done` (every page drawn, status `completed`); `failed`, `cancelled`. A new version (POST /books/{book}/versions) and an uploaded image go from `converting` to `done`: a version is shown only once every page is drawn. */
+            stage: "queued" | "converting" | "rendering" | "done" | "failed" | "cancelled";
+            /** @description When the book became readable (every page servable), before its last page was drawn; null until then, and for a new version or an image. */
+            readable_at: string | null;
+            /** @description Pages of the document (as progress.total). */
+            total_pages: number;
+            /** @description Pages drawn so far, blank ones included (progress.completed + progress.failed). */
+            rendered_pages: number;
             /** @description The book the upload produces, from the start; its page_images_status and page_count follow the conversion. */
             books: components["schemas"]["Book"][];
             error: {
@@ -5464,6 +5496,8 @@ export interface components {
             book_title?: string;
             viewer_id: number | null;
             viewer_email?: string;
+            /** @description The visit's reader session (the reader's own id for it): the `session_id` filter of the other book operations and of `reader-journey`. */
+            session_id: string;
             tracked_link?: {
                 id: number;
                 name: string;
@@ -11110,12 +11144,14 @@ export interface operations {
                             /** @description Page width in PDF points (1/72 in), after rotation. */
                             width: number;
                             height: number;
-                            /** @description The page at each width (320, 1024, 2048 px), smallest first. Immutable URLs; the 2048 px image is drawn on its first request (slower once), then served from storage. */
+                            /** @description The page at each width (320, 1024, 2048 px), smallest first. Immutable URLs; the 2048 px image, and every width of a page not drawn yet (`drawn: false`), is drawn on its first request (slower once), then served from storage. */
                             images: {
                                 width: number;
                                 height: number;
                                 url: string;
                             }[];
+                            /** @description Whether the conversion has drawn this page's images yet. false while a readable book's remaining pages are drawn in the background: its images are still served, drawn on their first request (a 429 with Retry-After when the server is busy drawing). */
+                            drawn: boolean;
                             /** @description Text runs in reading order, with their box as fractions (0-1) of the displayed page (after /Rotate), origin top-left. */
                             text: {
                                 /** @description In reading (logical) order, right-to-left scripts included; control characters removed. */
@@ -16285,6 +16321,8 @@ export interface operations {
                 limit?: number;
                 /** @description Only items with this `available` value. */
                 available?: boolean;
+                /** @description Only items whose title or `external_item_key` contains every word (at most 10), ignoring case. */
+                "filter[q]"?: string;
             };
             header?: never;
             path: {
@@ -16998,6 +17036,147 @@ export interface operations {
             };
         };
     };
+    listCatalogSyncJobs: {
+        parameters: {
+            query?: {
+                /** @description Opaque cursor from `meta.next_cursor`. */
+                cursor?: string;
+                /** @description Page size, 1-100; default 10. */
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                catalog: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "data": [
+                     *         {
+                     *           "id": 41,
+                     *           "catalog_id": 7,
+                     *           "type": "feed_import",
+                     *           "status": "running",
+                     *           "progress": {
+                     *             "total": 3,
+                     *             "processed": 1,
+                     *             "accepted": 0,
+                     *             "failed": 1
+                     *           },
+                     *           "errors": [
+                     *             {
+                     *               "index": 2,
+                     *               "external_item_key": "cap-red",
+                     *               "field": "price",
+                     *               "message": "\"12,50\" is not a price: write a decimal with a dot (\"19.90\"), optionally followed by a currency (\"19.90 EUR\")."
+                     *             }
+                     *           ],
+                     *           "snapshot_at": "2026-11-22T10:00:00.000Z",
+                     *           "started_at": null,
+                     *           "finished_at": null,
+                     *           "created_at": "2026-11-22T10:00:00.010Z",
+                     *           "updated_at": "2026-11-22T10:00:00.010Z"
+                     *         }
+                     *       ],
+                     *       "meta": {
+                     *         "next_cursor": null,
+                     *         "has_more": false
+                     *       }
+                     *     }
+                     */
+                    "application/json": {
+                        data: components["schemas"]["CatalogSyncJob"][];
+                        meta: {
+                            /** @description Pass as `cursor` to get the next page; null on the last page. */
+                            next_cursor: string | null;
+                            has_more: boolean;
+                        };
+                    };
+                };
+            };
+            /** @description Bad request (BadRequestException): malformed JSON or URL, a JSON body nested more than 64 levels, a malformed multipart body, a percent-encoded `api_key` name, or a request the operation cannot take. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The API key is missing, wrong or revoked (AuthenticationException). */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description The key lacks the scope (AuthorizationException; details list required_scope and granted_scopes) or the plan lacks the feature (PlanRestrictionException). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Not found (ModelNotFoundException). Records of other workspaces answer exactly like missing ones. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description A path segment is longer than 2048 characters (URITooLongException). */
+            414: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Validation failed (ValidationException; details map each field to its messages: schema rules, NUL characters or unpaired surrogates in any text, numbers out of range), or an Idempotency-Key reused with another request (IdempotencyKeyReusedException). */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Rate limit exceeded (RateLimitException); Retry-After gives the seconds to wait. */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+            /** @description Unexpected error (InternalServerError); no internal detail is returned. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ErrorEnvelope"];
+                };
+            };
+        };
+    };
     getCatalogSyncJob: {
         parameters: {
             query?: never;
@@ -17653,6 +17832,8 @@ export interface operations {
                 book_id?: string;
                 /** @description Leave out the team's own visits, clicks and leads (members and the settings' team_exclusions). Default false. */
                 exclude_team?: boolean;
+                /** @description Only the visits, link clicks and leads that came through this tracked link (as the book operations' `tracked_link_id`). Another workspace's link matches nothing. */
+                tracked_link_id?: number;
             };
             header?: never;
             path?: never;
@@ -17813,6 +17994,8 @@ export interface operations {
                 book_id?: string;
                 /** @description Leave out the team's own visits, clicks and leads (members and the settings' team_exclusions). Default false. */
                 exclude_team?: boolean;
+                /** @description Only the visits, link clicks and leads that came through this tracked link (as the book operations' `tracked_link_id`). Another workspace's link matches nothing. */
+                tracked_link_id?: number;
                 /** @description Bucket size; default from the range's length. */
                 interval?: "day" | "week" | "month";
             };
@@ -18062,6 +18245,8 @@ export interface operations {
                 book_id?: string;
                 /** @description Leave out the team's own visits, clicks and leads (members and the settings' team_exclusions). Default false. */
                 exclude_team?: boolean;
+                /** @description Only the visits, link clicks and leads that came through this tracked link (as the book operations' `tracked_link_id`). Another workspace's link matches nothing. */
+                tracked_link_id?: number;
                 /** @description How many, 1-100; default 10. */
                 limit?: number;
             };
@@ -18189,6 +18374,8 @@ export interface operations {
                 book_id?: string;
                 /** @description Leave out the team's own visits, clicks and leads (members and the settings' team_exclusions). Default false. */
                 exclude_team?: boolean;
+                /** @description Only the visits, link clicks and leads that came through this tracked link (as the book operations' `tracked_link_id`). Another workspace's link matches nothing. */
+                tracked_link_id?: number;
                 /** @description How many, 1-100; default 10. */
                 limit?: number;
             };
@@ -18322,6 +18509,8 @@ export interface operations {
                 book_id?: string;
                 /** @description Leave out the team's own visits, clicks and leads (members and the settings' team_exclusions). Default false. */
                 exclude_team?: boolean;
+                /** @description Only the visits, link clicks and leads that came through this tracked link (as the book operations' `tracked_link_id`). Another workspace's link matches nothing. */
+                tracked_link_id?: number;
                 /** @description How many, 1-100; default 10. */
                 limit?: number;
             };
@@ -18745,6 +18934,8 @@ export interface operations {
                 cursor?: string;
                 /** @description Only this identified reader. A viewer of another workspace matches nothing. */
                 viewer_id?: number;
+                /** @description Only this reader session (one visit). */
+                session_id?: string;
                 /** @description Only visits that came through this tracked link (of this book; another matches nothing). */
                 tracked_link_id?: number;
                 /** @description Only visits from this host (exact, case-insensitive; the host only, as stored). */
@@ -18773,6 +18964,7 @@ export interface operations {
                      *           "book_title": "Spring catalogue",
                      *           "viewer_id": 31,
                      *           "viewer_email": "ana@example.com",
+                     *           "session_id": "6f1c2a9e-5b1d-4f7e-9a0c-2d8e1f3b4a5c",
                      *           "tracked_link": {
                      *             "id": 12,
                      *             "name": "March newsletter",

@@ -145,7 +145,7 @@ export class AnalyticsEventsService {
       select w.*, v.email as viewer_email, l.name as tracked_link_name, l.slug as tracked_link_slug from view_events w
       left join viewers v on v.id = w.viewer_id
       left join tracked_links l on l.id = w.tracked_link_id
-      where ${filterConditions('w', 'recorded_at', f)} ${host} ${after}
+      where ${filterConditions('w', 'recorded_at', f, { session: true })} ${host} ${after}
       order by ${order} limit ${limit}`, page, (row) => viewRecord(row, book.randomId, book.name));
   }
 

@@ -101,6 +101,7 @@ export interface ViewEventRecord {
   book_title?: string;
   viewer_id: number | null;
   viewer_email?: string;
+  session_id: string;
   tracked_link?: { id: number; name: string; slug: string } | null;
   source_host: string | null;
   from_embedded: boolean;
@@ -126,6 +127,7 @@ export function viewRecord(row: Record<string, unknown>, bookRandomId: string, b
     book_title: bookTitle,
     viewer_id: numOrNull(row.viewer_id),
     ...(row.viewer_email ? { viewer_email: row.viewer_email as string } : {}),
+    session_id: row.session_id as string,
     tracked_link: row.tracked_link_id === null || row.tracked_link_id === undefined
       ? null
       : { id: num(row.tracked_link_id), name: row.tracked_link_name as string, slug: row.tracked_link_slug as string },

@@ -44,7 +44,7 @@ export const InteractionEventsQuery = withVersion({
   event_type: Type.Optional(Type.Union(INTERACTION_EVENT_TYPES.map((t) => Type.Literal(t)), { description: 'One interaction event type.' })),
 });
 export const ViewEventsQuery = withVersion({
-  book_id, exclude_team, date, tz, limit, cursor, viewer_id, tracked_link_id,
+  book_id, exclude_team, date, tz, limit, cursor, viewer_id, session_id, tracked_link_id,
   source_host: Type.Optional(Type.String({ minLength: 1, maxLength: 255, description: 'Only visits from this host (exact, case-insensitive; the host only, as stored).' })),
 });
 export const BookFlowQuery = withVersion({ book_id, date, tz, tracked_link_id, exclude_team });
@@ -117,6 +117,7 @@ export const ViewEvent = Type.Object({
   book_title: Type.Optional(Type.String()),
   viewer_id: Nullable(Type.Integer()),
   viewer_email: Type.Optional(Type.String()),
+  session_id: Type.String({ description: "The visit's reader session (the reader's own id for it): the `session_id` filter of the other book operations and of `reader-journey`." }),
   tracked_link: Type.Optional(Nullable(Type.Object({ id: Type.Integer(), name: Type.String(), slug: Type.String() }))),
   source_host: Nullable(Type.String()),
   from_embedded: Type.Boolean(),
@@ -251,7 +252,7 @@ export const examples = {
     occurred_at: '2026-03-02T10:14:48.000Z', created_at: '2026-03-02T10:14:58.000Z',
   },
   view: {
-    id: 3301, book_id: BOOK_EXAMPLE, book_title: 'Spring catalogue', viewer_id: 31, viewer_email: 'ana@example.com',
+    id: 3301, book_id: BOOK_EXAMPLE, book_title: 'Spring catalogue', viewer_id: 31, viewer_email: 'ana@example.com', session_id: '6f1c2a9e-5b1d-4f7e-9a0c-2d8e1f3b4a5c',
     tracked_link: { id: 12, name: 'March newsletter', slug: 'march-newsletter' }, source_host: 'shop.example.com', from_embedded: true,
     impressions: 1, reads: 1, clicks: 2, pages_viewed: 9, duration_seconds: 141, engagement_score: '83.5',
     country: 'FR', region: 'Île-de-France', city: 'Paris', latitude: 48.8566, longitude: 2.3522, recorded_at: '2026-03-02T10:12:00.000Z', updated_at: '2026-03-02T10:14:58.000Z',

@@ -9,7 +9,7 @@ import { Type, type TProperties, type TSchema } from 'typebox';
 import { authOf } from '../../platform/http/route-config.ts';
 import { Nullable } from '../../platform/http/schemas.ts';
 import { DATE_FORMS } from './date-range.ts';
-import { MAX_TEAM_EXCLUSIONS, READING_NOW_WINDOW_S, type WorkspaceAnalyticsService } from './workspace-analytics.service.ts';
+import { MAX_TEAM_EXCLUSIONS, READING_NOW_MAX_VISIT_H, READING_NOW_WINDOW_S, type WorkspaceAnalyticsService } from './workspace-analytics.service.ts';
 
 const config = { scope: 'analytics:read' as const, feature: 'analytics' as const };
 const tags = ['Analytics'];
@@ -27,6 +27,7 @@ const base = {
   tz: Type.Optional(Type.String({ maxLength: 64, description: "IANA time zone in which `date` days begin and buckets are cut. Default: the workspace's `time_zone`." })),
   book_id: Type.Optional(Type.String({ minLength: 1, maxLength: 64, description: "Only this book (its random_id). Another workspace's book answers 404." })),
   exclude_team: Type.Optional(Type.Boolean({ default: false, description: "Leave out the team's own visits, clicks and leads (members and the settings' team_exclusions). Default false." })),
+  tracked_link_id: Type.Optional(Type.Integer({ minimum: 1, maximum: 2_147_483_647, description: "Only the visits, link clicks and leads that came through this tracked link (as the book operations' `tracked_link_id`). Another workspace's link matches nothing." })),
 };
 const limit = Type.Optional(Type.Integer({ minimum: 1, maximum: 100, description: 'How many, 1-100; default 10.' }));
 
@@ -125,7 +126,7 @@ export const workspaceAnalyticsRoutes: FastifyPluginAsyncTypebox<{ workspace: Wo
     schema: {
       operationId: 'getReadingNow', tags, summary: 'Reader sessions open now',
       description:
-        `Visits of the workspace (or of \`book_id\`) whose reader sent events in the last ${READING_NOW_WINDOW_S} seconds and has not closed the book (no \`session_ended\`). ` +
+        `Visits of the workspace (or of \`book_id\`) whose reader sent events in the last ${READING_NOW_WINDOW_S} seconds and has not closed the book (no \`session_ended\`), among the visits begun in the last ${READING_NOW_MAX_VISIT_H} hours. ` +
         'The reader sends a batch every 10 s while something happens, so a reader idle on one page leaves the count after the window. Poll it (the application asks every 15 s).',
       querystring: query({ book_id: base.book_id, exclude_team: base.exclude_team }),
       response: ok(Type.Object({ sessions: Type.Integer(), window_seconds: Type.Integer(), at: Type.String({ format: 'date-time' }) }), { sessions: 3, window_seconds: READING_NOW_WINDOW_S, at: '2026-03-02T10:12:00.000Z' }),

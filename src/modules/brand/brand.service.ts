@@ -251,15 +251,18 @@ export interface ReaderBrand {
   social: { network: (typeof SOCIAL_FIELDS)[number]; url: string }[];
 }
 
-/** The workspace's brand for its public flipbooks, or null while take-over is off (read per request: a toggle shows at once). */
-export async function loadReaderBrand(db: DbOrTx, workspaceId: number, assetUrl: (key: string) => string): Promise<ReaderBrand | null> {
+/**
+ * The workspace's brand for its public flipbooks, or null while take-over is off (read per request: a toggle shows at once).
+ * `evenWithoutTakeOver`: the brand as saved whatever the toggle (the application's preview of it).
+ */
+export async function loadReaderBrand(db: DbOrTx, workspaceId: number, assetUrl: (key: string) => string, options: { evenWithoutTakeOver?: boolean } = {}): Promise<ReaderBrand | null> {
   const [found] = await db
     .select({ brand: brands, colors: brandColors, social: brandSocialMedia })
     .from(brands)
     .innerJoin(brandColors, eq(brandColors.brandId, brands.id))
     .innerJoin(brandSocialMedia, eq(brandSocialMedia.brandId, brands.id))
     .where(eq(brands.workspaceId, workspaceId));
-  if (!found || !found.brand.takeOverBranding) return null;
+  if (!found || (!found.brand.takeOverBranding && !options.evenWithoutTakeOver)) return null;
   const { brand, colors, social } = found;
   return {
     companyName: brand.companyName,

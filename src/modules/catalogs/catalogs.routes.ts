@@ -6,7 +6,7 @@ import { CursorMeta } from '../../platform/http/schemas.ts';
 import type { CatalogsService } from './catalogs.service.ts';
 import {
   AvailabilityBody, BulkUpsertBody, Catalog, CatalogItem, CatalogParams, CatalogSyncJob, CreateCatalogBody, ITEM_LAYOUT_DOC, ItemParams,
-  ListCatalogsQuery, ListItemsQuery, SyncJobParams, SyncSummary, exampleCatalog, exampleItem, exampleSyncJob,
+  ListCatalogsQuery, ListItemsQuery, ListSyncJobsQuery, SyncJobParams, SyncSummary, exampleCatalog, exampleItem, exampleSyncJob,
 } from './catalogs.schemas.ts';
 
 const CatalogRef = Type.Ref('Catalog');
@@ -82,12 +82,12 @@ export const catalogsRoutes: FastifyPluginAsyncTypebox<{ catalogs: CatalogsServi
   app.get('/catalogs/:catalog/items', {
     schema: {
       operationId: 'listCatalogItems', tags: TAGS, summary: "A catalog's items",
-      description: 'In id order (creation), cursor-paginated (`limit` 1-200, default 25); `available` filters.',
+      description: 'In id order (creation), cursor-paginated (`limit` 1-200, default 25); `available` filters, and `filter[q]` searches the title and key (every word, ignoring case).',
       params: CatalogParams, querystring: ListItemsQuery,
       response: { 200: Type.Object({ data: Type.Array(ItemRef), meta: CursorMeta }, { examples: [{ data: [exampleItem], meta: { next_cursor: null, has_more: false } }] }) },
     },
     config: { scope: 'catalogs:read' },
-  }, async (request) => catalogs.listItems(authOf(request), request.params.catalog, { cursor: request.query.cursor, limit: request.query.limit ?? 25, available: request.query.available }));
+  }, async (request) => catalogs.listItems(authOf(request), request.params.catalog, { cursor: request.query.cursor, limit: request.query.limit ?? 25, available: request.query.available, q: request.query['filter[q]'] }));
 
   app.patch('/catalogs/:catalog/items/availability', {
     bodyLimit: ITEMS_BODY_LIMIT,
@@ -142,6 +142,16 @@ export const catalogsRoutes: FastifyPluginAsyncTypebox<{ catalogs: CatalogsServi
     reply.code(202);
     return { data: result };
   });
+
+  app.get('/catalogs/:catalog/sync-jobs', {
+    schema: {
+      operationId: 'listCatalogSyncJobs', tags: TAGS, summary: "A catalog's sync jobs",
+      description: 'Newest first, cursor-paginated (`limit` 1-100, default 10): the jobs of writes through the API and the feed imports, including those the service starts itself (creation with `source_url`, the scheduled re-sync). The first is the latest; follow it with `GET /catalogs/{catalog}/sync-jobs/{syncJob}`.',
+      params: CatalogParams, querystring: ListSyncJobsQuery,
+      response: { 200: Type.Object({ data: Type.Array(SyncJobRef), meta: CursorMeta }, { examples: [{ data: [{ ...exampleSyncJob, type: 'feed_import', status: 'running' }], meta: { next_cursor: null, has_more: false } }] }) },
+    },
+    config: { scope: 'catalogs:read' },
+  }, async (request) => catalogs.listSyncJobs(authOf(request), request.params.catalog, { cursor: request.query.cursor, limit: request.query.limit ?? 10 }));
 
   app.get('/catalogs/:catalog/sync-jobs/:syncJob', {
     schema: {

@@ -128,7 +128,9 @@ export const ListCatalogsQuery = Type.Object(cursorQuery(200, 25));
 export const ListItemsQuery = Type.Object({
   ...cursorQuery(200, 25),
   available: Type.Optional(Type.Boolean({ description: 'Only items with this `available` value.' })),
+  'filter[q]': Type.Optional(Type.String({ maxLength: 255, description: 'Only items whose title or `external_item_key` contains every word (at most 10), ignoring case.' })),
 });
+export const ListSyncJobsQuery = Type.Object(cursorQuery(100, 10));
 
 export const CreateCatalogBody = Type.Object({
   name: Type.String({ minLength: 1, maxLength: 255 }),

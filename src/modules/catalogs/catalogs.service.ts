@@ -9,7 +9,7 @@
  * job applies them with one statement (catalog-items.repo.ts) and records
  * progress. Feed imports are sync jobs too, applied 500 items at a time.
  */
-import { and, asc, eq, gt, inArray, lt, isNotNull, sql } from 'drizzle-orm';
+import { and, asc, desc, eq, getTableColumns, gt, ilike, inArray, lt, isNotNull, or, sql } from 'drizzle-orm';
 import type { Db, DbOrTx } from '../../platform/db/database.ts';
 import { ERRORS } from '../../platform/errors.ts';
 import type { JobQueue } from '../../platform/jobs/queue.ts';
@@ -45,6 +45,8 @@ export interface SyncSummary {
 }
 
 const ITEMS_ORDER = asc(catalogItems.id);
+/** Words of an item search (`filter[q]`): enough for any name, few enough to keep the query cheap. */
+const MAX_SEARCH_WORDS = 10;
 
 function decodeIdCursor(cursor: string | undefined): number | null {
   if (!cursor) return null;
@@ -167,9 +169,19 @@ export class CatalogsService {
 
   // --- items -------------------------------------------------------------------
 
-  async listItems(caller: Caller, catalogId: number, query: { cursor?: string; limit: number; available?: boolean }) {
+  /**
+   * `q`: every word (split at spaces, at most 10) must appear in the title or the key, ignoring case:
+   * what a person types to find "blue tee" among thousands of items.
+   */
+  async listItems(caller: Caller, catalogId: number, query: { cursor?: string; limit: number; available?: boolean; q?: string }) {
     await this.findCatalog(caller, catalogId);
     const after = decodeIdCursor(query.cursor);
+    const words = (query.q ?? '').trim().split(/\s+/).filter(Boolean);
+    if (words.length > MAX_SEARCH_WORDS) throw ERRORS.validation({ 'filter[q]': [`Search with at most ${MAX_SEARCH_WORDS} words.`] });
+    const matches = words.map((word) => {
+      const pattern = `%${word.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+      return or(ilike(catalogItems.title, pattern), ilike(catalogItems.externalItemKey, pattern));
+    });
     const rows = await this.db
       .select()
       .from(catalogItems)
@@ -178,6 +190,7 @@ export class CatalogsService {
         eq(catalogItems.workspaceId, caller.workspaceId),
         after === null ? undefined : gt(catalogItems.id, after),
         query.available === undefined ? undefined : eq(catalogItems.available, query.available),
+        ...matches,
       ))
       .orderBy(ITEMS_ORDER)
       .limit(query.limit + 1);
@@ -245,6 +258,22 @@ export class CatalogsService {
       summary: { total_items: input.items.length, accepted_items: rows.length, failed_items: failures, errors: parsed.errors.slice(0, MAX_ERRORS), status: job.status },
       sync_job: toSyncJobRecord(job),
     };
+  }
+
+  /** A catalog's sync jobs, newest first (the feed imports the service starts itself included), without their pending input. */
+  async listSyncJobs(caller: Caller, catalogId: number, query: { cursor?: string; limit: number }) {
+    await this.findCatalog(caller, catalogId);
+    const before = decodeIdCursor(query.cursor);
+    const { input: _input, ...columns } = getTableColumns(catalogSyncJobs);
+    const rows = await this.db
+      .select(columns)
+      .from(catalogSyncJobs)
+      .where(and(eq(catalogSyncJobs.catalogId, catalogId), eq(catalogSyncJobs.workspaceId, caller.workspaceId), before === null ? undefined : lt(catalogSyncJobs.id, before)))
+      .orderBy(desc(catalogSyncJobs.id))
+      .limit(query.limit + 1);
+    const hasMore = rows.length > query.limit;
+    const page = rows.slice(0, query.limit);
+    return { data: page.map((row) => toSyncJobRecord({ ...row, input: null })), meta: { next_cursor: hasMore ? encodeIdCursor(page[page.length - 1]!.id) : null, has_more: hasMore } };
   }
 
   async getSyncJob(caller: Caller, catalogId: number, syncJobId: number): Promise<SyncJobRecord> {

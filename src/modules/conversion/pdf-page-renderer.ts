@@ -19,11 +19,11 @@ import { createRequire } from 'node:module';
 import { parentPort } from 'node:worker_threads';
 import type * as NapiCanvas from '@napi-rs/canvas';
 import type { Canvas } from '@napi-rs/canvas';
-import { getDocument, type PDFDocumentProxy } from 'pdfjs-dist/legacy/build/pdf.mjs';
+import { getDocument, type PageViewport, type PDFDocumentProxy, type PDFPageProxy } from 'pdfjs-dist/legacy/build/pdf.mjs';
 import type { RenderParameters } from 'pdfjs-dist/types/src/display/api.js';
 import sharp from 'sharp';
 import { ConversionError } from './conversion.errors.ts';
-import type { ConversionWarning, RenderedPage } from './conversion.types.ts';
+import type { ConversionWarning, PageLink, RenderedPage, TextItem } from './conversion.types.ts';
 import { MAX_SIDE, encodeRaw, encodeSized, encodeWidths, fitRenderSize, outputSize, renditionSize, type RawRendition } from './page-images.ts';
 import { damagedImageMessage, mutoolAvailable, MutoolDrawer } from './mupdf-drawer.ts';
 import { POPPLER_PACKAGE, decryptWithQpdf, renderPageWithPoppler } from './poppler-fallback.ts';
@@ -141,7 +141,7 @@ class OpenDocument {
     // Supersampled up to 2048 px: drawn directly at 1024 px, scanned images lost detail
     // (SSIM of a 200 dpi scan against pdftoppm 0.970 → 0.954); the widths are drawn from
     // this canvas. Larger renditions (drawn on request) are drawn at their own size, as before.
-    const widest = Math.max(...init.widths);
+    const widest = Math.max(1, ...init.widths);
     this.maxWidth = widest * SUPERSAMPLE <= 2048 ? Math.round(widest * SUPERSAMPLE) : widest;
   }
 }
@@ -190,7 +190,8 @@ async function open(init: RenderWorkerInit): Promise<void> {
  * and image scaling need no supersampling (the SSIM table in docs/benchmarks.md).
  */
 async function mutoolFor(init: RenderWorkerInit): Promise<[MutoolDrawer | null, string | null]> {
-  if (init.pdfjsOnly || !(await mutoolAvailable())) return [null, null];
+  // No widths (the page's data only, nothing drawn): no mutool process at all.
+  if (init.pdfjsOnly || init.widths.length === 0 || !(await mutoolAvailable())) return [null, null];
   let source = init.filePath;
   let decrypted: string | null = null;
   if (init.password !== undefined) {
@@ -243,6 +244,13 @@ async function renderPage(open: OpenDocument, number: number): Promise<void> {
     const base = page.getViewport({ scale: 1 });
     widthPt = base.width;
     heightPt = base.height;
+    if (init.widths.length === 0) {
+      // No widths: the page's data only (size, text, links), for a book readable before its images are drawn.
+      const [text, links] = await pageData(open, page, base);
+      page.cleanup();
+      send({ type: 'page', page: { number, widthPt: round2(base.width), heightPt: round2(base.height), images: [], text, links } });
+      return;
+    }
     const size = fitRenderSize(widthPt, heightPt, open.maxWidth, init.maxPagePixels);
     const viewport = page.getViewport({ scale: size.scale });
     frame = await frames.acquire();
@@ -268,7 +276,7 @@ async function renderPage(open: OpenDocument, number: number): Promise<void> {
     // while it is alive. Without this, converting two LibreOffice spreadsheets in
     // a row segfaulted (see the regression test in office-to-pdf.test.ts).
     canvas.data();
-    const { text, links } = await pageData(open, page, base);
+    const [text, links] = await pageData(open, page, base);
     page.cleanup();
 
     const warnings: ConversionWarning[] = [];
@@ -336,21 +344,6 @@ async function renderPage(open: OpenDocument, number: number): Promise<void> {
   }
 }
 
-type PdfPage = Awaited<ReturnType<PDFDocumentProxy['getPage']>>;
-type Viewport = ReturnType<PdfPage['getViewport']>;
-
-/** The page's text (content and form fields) and links, read by pdf.js without drawing anything. */
-async function pageData(open: OpenDocument, page: PdfPage, base: Viewport): Promise<Pick<RenderedPage, 'text' | 'links'>> {
-  const { doc, init } = open;
-  const annotations = page.getAnnotations({ intent: 'display' });
-  const [contentText, fieldText, links] = await Promise.all([
-    page.getTextContent().then(async (content) => normaliseTextContent(content, base, hasRightToLeft(content) ? await rightToLeftClusters(page) : [])),
-    annotationText(page, base, init.filePath, init.password !== undefined, annotations),
-    extractLinks(page, base, open.resolver, doc.numPages, annotations),
-  ]);
-  return { text: [...contentText, ...fieldText], links };
-}
-
 /**
  * A page drawn by mutool, its text and links read by pdf.js meanwhile. False
  * when mutool could not draw it, or drew it at another size than the
@@ -362,7 +355,7 @@ async function drawPage(open: OpenDocument, number: number, next: number[]): Pro
   if (!page) return false;
   const base = page.getViewport({ scale: 1 });
   const size = fitRenderSize(base.width, base.height, Math.max(...init.widths), init.maxPagePixels);
-  let data: Pick<RenderedPage, 'text' | 'links'>;
+  let data: [TextItem[], PageLink[]];
   let drawn: Awaited<ReturnType<MutoolDrawer['draw']>>;
   try {
     [drawn, data] = await Promise.all([open.drawer!.draw(number, next), pageData(open, page, base)]);
@@ -386,7 +379,7 @@ async function drawPage(open: OpenDocument, number: number, next: number[]): Pro
   const encode = encodeSized(input, drawn, renditions, { ...init, baseName: pageBaseName(number) })
     .then(
       (images) => {
-        const rendered: RenderedPage = { number, widthPt: round2(base.width), heightPt: round2(base.height), images, ...data };
+        const rendered: RenderedPage = { number, widthPt: round2(base.width), heightPt: round2(base.height), images, text: data[0], links: data[1] };
         if (warnings.length > 0) rendered.warnings = warnings;
         send({ type: 'page', page: rendered });
       },
@@ -423,6 +416,18 @@ function downscale(frame: Frame, rendered: Canvas, size: { width: number; height
   }
   // Back to the caller's order: images are index-aligned with the widths option.
   return renditions.sort((a, b) => widths.indexOf(a.requestedWidth) - widths.indexOf(b.requestedWidth));
+}
+
+/** A page's text (content, then form fields and stamps) and links. */
+async function pageData(open: OpenDocument, page: PDFPageProxy, base: PageViewport) {
+  const { init, doc } = open;
+  const annotations = page.getAnnotations({ intent: 'display' });
+  const [contentText, fieldText, links] = await Promise.all([
+    page.getTextContent().then(async (content) => normaliseTextContent(content, base, hasRightToLeft(content) ? await rightToLeftClusters(page) : [])),
+    annotationText(page, base, init.filePath, init.password !== undefined, annotations),
+    extractLinks(page, base, open.resolver, doc.numPages, annotations),
+  ]);
+  return [[...contentText, ...fieldText], links] as [TextItem[], PageLink[]];
 }
 
 const round2 = (value: number) => Math.round(value * 100) / 100;

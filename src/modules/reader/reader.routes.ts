@@ -29,11 +29,13 @@ import { ReaderGate, type GateResult } from './reader.gate.ts';
 import { backgroundCss, renderNoticePage, renderReaderPage } from './reader.html.ts';
 import { ReaderService, SEARCH_MAX_QUERY, TEXT_PAGES_PER_REQUEST, downloadPages, type ReaderBook, type ReaderContent } from './reader.service.ts';
 import { prepareDownload, QpdfMissingError } from './pdf-download.ts';
-import { Type } from 'typebox';
+import { Type, type Static } from 'typebox';
 import { Value } from 'typebox/value';
 import { planAllows } from '../../platform/auth/plans.ts';
 import { SETTING_FIELDS } from '../books/books.settings.ts';
 import { UpdateBookBody } from '../books/books.schemas.ts';
+import { BrandFields } from '../brand/brand.schemas.ts';
+import { loadReaderBrand, SOCIAL_FIELDS, type ReaderBrand } from '../brand/brand.service.ts';
 
 /** The settings a preview may show: the update body's setting fields, checked as PUT /v1/books/{book} checks them. */
 const PreviewSettings = Type.Pick(UpdateBookBody, Object.keys(SETTING_FIELDS) as (keyof typeof SETTING_FIELDS)[]);
@@ -50,6 +52,49 @@ function parsePreviewSettings(raw: unknown): Partial<Record<keyof typeof SETTING
     throw ERRORS.validation({ settings: ['settings must be a JSON object of book settings, in the field names and values PUT /v1/books/{book} accepts.'] });
   }
   return parsed as Partial<Record<keyof typeof SETTING_FIELDS, unknown>>;
+}
+
+/**
+ * A logo chosen but not saved travels in the preview's address as a data: URL; the whole request line must stay
+ * within Node's 16 KB of headers, so the application shrinks the image to the reader bar's size first.
+ */
+export const PREVIEW_LOGO_MAX_CHARS = 8192;
+
+/**
+ * A brand a preview may show: POST /v1/brand's fields, checked as that body is; `logo` omitted keeps the saved
+ * logo, empty shows none, or a small data: URL of a PNG, JPEG, WebP or GIF shows a logo chosen but not saved.
+ */
+const PreviewBrand = Type.Object({
+  ...BrandFields.properties,
+  logo: Type.Optional(Type.String({ maxLength: PREVIEW_LOGO_MAX_CHARS, pattern: '^$|^data:image/(png|jpeg|webp|gif);base64,[A-Za-z0-9+/]+={0,2}$' })),
+});
+type PreviewBrandInput = Static<typeof PreviewBrand>;
+
+function parsePreviewBrand(raw: unknown): PreviewBrandInput | null {
+  if (raw === undefined || raw === '') return null;
+  let parsed: unknown;
+  try {
+    parsed = typeof raw === 'string' && raw.length <= PREVIEW_LOGO_MAX_CHARS + 8192 ? JSON.parse(raw) : undefined;
+  } catch {
+    parsed = undefined;
+  }
+  if (!parsed || typeof parsed !== 'object' || Array.isArray(parsed) || !Value.Check(PreviewBrand, parsed)) {
+    throw ERRORS.validation({ brand: [`brand must be a JSON object of POST /v1/brand's fields, checked as that body is; logo, if given, empty or a data: URL of a PNG, JPEG, WebP or GIF image of at most ${PREVIEW_LOGO_MAX_CHARS} characters.`] });
+  }
+  return parsed as PreviewBrandInput;
+}
+
+/** The brand as typed, over the saved one (its logo kept unless replaced or emptied). Never Google Analytics: a preview is not a reading. */
+function previewedBrand(input: PreviewBrandInput, saved: ReaderBrand | null): ReaderBrand {
+  const text = (value: string | undefined) => (value ? value : null);
+  return {
+    companyName: input.company_name,
+    logo: input.logo === undefined ? saved?.logo ?? null : input.logo ? { url: input.logo, width: 0, height: 0 } : null,
+    websiteUrl: text(input.website_url),
+    googleAnalytics: null,
+    colors: { primary: text(input.primary_color), secondary: text(input.secondary_color), tertiary: text(input.tertiary_color) },
+    social: SOCIAL_FIELDS.flatMap((network) => (input[network] ? [{ network, url: input[network] }] : [])),
+  };
 }
 
 export interface ReaderRoutesOptions {
@@ -126,14 +171,14 @@ export const readerRoutes: FastifyPluginAsync<ReaderRoutesOptions> = async (app,
   const readerGate = options.gate ?? new ReaderGate(service, options.access ?? allowAllReaders);
   const assetOrigins = service.assetOrigins();
 
-  async function sendHtml(request: FastifyRequest, reply: FastifyReply, status: number, html: string, csp: { nonce: string; imageOrigins?: string[]; frameAncestors: '*' | string[]; extra?: CspSources | null }) {
+  async function sendHtml(request: FastifyRequest, reply: FastifyReply, status: number, html: string, csp: { nonce: string; imageOrigins?: string[]; frameAncestors: '*' | string[]; extra?: CspSources | null; cacheControl?: string }) {
     // Helmet's X-Frame-Options would forbid embedding; frame-ancestors says where the reader may be framed instead.
     reply.removeHeader('x-frame-options');
     reply
       .code(status)
       .header('content-type', 'text/html; charset=utf-8')
       .header('content-security-policy', contentSecurityPolicy({ nonce: csp.nonce, imageOrigins: csp.imageOrigins ?? [], frameAncestors: csp.frameAncestors, extra: csp.extra }))
-      .header('cache-control', 'private, no-cache')
+      .header('cache-control', csp.cacheControl ?? 'private, no-cache')
       .header('vary', 'accept-encoding');
     const body = Buffer.from(html);
     const encoding = body.length > 1024 ? encodingFor(request) : null;
@@ -174,7 +219,7 @@ export const readerRoutes: FastifyPluginAsync<ReaderRoutesOptions> = async (app,
   }
 
   /** The reader's page for a book and its content, with its own nonce and the CSP its background and brand need. */
-  async function sendReader(request: FastifyRequest, reply: FastifyReply, book: ReaderBook, content: ReaderContent, frameAncestors: '*' | string[]) {
+  async function sendReader(request: FastifyRequest, reply: FastifyReply, book: ReaderBook, content: ReaderContent, frameAncestors: '*' | string[], cacheControl?: string) {
     const bundle = await readerBundle();
     const nonce = randomBytes(16).toString('base64');
     const background = backgroundCss(book.settings.background, book.settings.image_display);
@@ -188,7 +233,7 @@ export const readerRoutes: FastifyPluginAsync<ReaderRoutesOptions> = async (app,
       downloadUrl: `/read/${book.row.randomId}/download`,
     });
     const imageOrigins = background.imageOrigin ? [...assetOrigins, background.imageOrigin] : assetOrigins;
-    return sendHtml(request, reply, 200, html, { nonce, imageOrigins, frameAncestors, extra: brandCspSources(content.brand) });
+    return sendHtml(request, reply, 200, html, { nonce, imageOrigins, frameAncestors, extra: brandCspSources(content.brand), cacheControl });
   }
 
   app.get('/read/:randomId', ROUTE, async (request, reply) => {
@@ -205,13 +250,17 @@ export const readerRoutes: FastifyPluginAsync<ReaderRoutesOptions> = async (app,
    * by this origin only, never indexed or cached; its reader sends no events
    * (ReaderData.preview: a preview is not a reading).
    * `settings` is JSON in PUT /v1/books/{book}'s field names, checked as that
-   * body checks them.
+   * body checks them; `brand` is JSON in POST /v1/brand's field names (plus a
+   * small `logo` data: URL), shown as take-over would show it, whatever the
+   * toggle and the plan: /app/brand's preview.
    */
   app.get('/read/:randomId/preview', { schema: { hide: true }, config: { scope: 'books:read' } }, async (request, reply) => {
     const { randomId } = request.params as { randomId: string };
     const book = await service.find(randomId);
     if (!book || book.row.workspaceId !== request.auth!.workspaceId) return notice(request, reply, 404, 'Not found', 'There is no such book in this workspace.', undefined, ["'self'"]);
-    const override = parsePreviewSettings((request.query as { settings?: unknown }).settings);
+    const query = request.query as { settings?: unknown; brand?: unknown };
+    const override = parsePreviewSettings(query.settings);
+    const brand = parsePreviewBrand(query.brand);
     const settings = { ...book.settings };
     for (const [field, setting] of Object.entries(SETTING_FIELDS)) {
       const value = override[field as keyof typeof SETTING_FIELDS];
@@ -219,10 +268,13 @@ export const readerRoutes: FastifyPluginAsync<ReaderRoutesOptions> = async (app,
     }
     if (!planAllows(book.plan, 'remove_made_with_badge')) settings.made_with_badge_enabled = true;
     const previewed = { ...book, settings };
-    const read = await service.content(previewed);
+    const [read, saved] = await Promise.all([
+      service.content(previewed),
+      brand ? loadReaderBrand(options.db, book.row.workspaceId, (key) => service.assetUrl(key), { evenWithoutTakeOver: true }) : null,
+    ]);
     reply.header('x-robots-tag', 'noindex');
-    await sendReader(request, reply, previewed, { ...read, data: { ...read.data, preview: true as const } }, ["'self'"]);
-    return reply.header('cache-control', 'no-store');
+    const content = { ...read, data: { ...read.data, preview: true as const }, ...(brand ? { brand: previewedBrand(brand, saved) } : {}) };
+    return sendReader(request, reply, previewed, content, ["'self'"], 'no-store');
   });
 
   app.get('/read/:randomId/search', ROUTE, async (request, reply) => {

@@ -30,7 +30,7 @@ export function PageAttention({ query, visits }: { query: BookQuery; visits: num
   const maxAvg = Math.max(1, ...pageRows.map((p) => p.avg_active_ms_per_reader));
   const reach = numbers.map((n) => ({ page: n, reach: reachOf(byNumber.get(n)?.unique_readers ?? 0, visits) }));
   return (
-    <section class="card" aria-labelledby="attention">
+    <section class="card" aria-labelledby="attention" aria-busy={pages.loading}>
       <h2 id="attention">Per-page attention</h2>
       <Problems problem={pages.problem} what="pages" />
       <Wait loading={pages.loading && !pages.data} what="pages" />

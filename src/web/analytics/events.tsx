@@ -6,12 +6,11 @@
  */
 import { useState } from 'preact/hooks';
 import { client, type Result } from '../api.ts';
-import { Button } from '../components/button.tsx';
 import { Select } from '../components/select.tsx';
 import { Table } from '../components/table.tsx';
 import { formatDateTime } from '../format.ts';
 import { eventLabel } from './range.ts';
-import { Problems, Wait, callWhole, useQuery, type BookQuery } from './widgets.tsx';
+import { Problems, ShowMore, Wait, callWhole, usePagedList, type Batch, type BookQuery } from './widgets.tsx';
 
 const INTERACTION_TYPES = ['session_started', 'page_segment_completed', 'link_clicked', 'document_downloaded', 'lead_form_submitted', 'form_widget_opened', 'checkout_widget_opened', 'checkout_redirect_clicked', 'session_ended'] as const;
 const AUDIT_TYPES = ['access_requested', 'access_granted', 'access_rejected', 'document_downloaded', 'link_clicked', 'lead_form_submitted', 'form_widget_opened', 'checkout_widget_opened', 'checkout_redirect_clicked'] as const;
@@ -30,9 +29,8 @@ export function Events({ query }: { query: BookQuery }) {
   const [kind, setKind] = useState<'interaction' | 'audit'>('interaction');
   const [type, setType] = useState('');
   const [pageNumber, setPageNumber] = useState('');
-  const [more, setMore] = useState<{ rows: Row[]; cursor: string | null } | null>(null);
   const page = kind === 'interaction' && /^[1-9]\d*$/.test(pageNumber) ? Number(pageNumber) : undefined;
-  const load = async (cursor?: string): Promise<Result<{ rows: Row[]; cursor: string | null }>> => {
+  const load = async (cursor?: string): Promise<Result<Batch<Row>>> => {
     if (kind === 'interaction') {
       const result = await callWhole(client.GET('/v1/analytics/interaction-events', {
         params: { query: { ...query, limit: EVENTS_PAGE, ...(type ? { event_type: type as (typeof INTERACTION_TYPES)[number] } : {}), ...(page ? { page_number: page } : {}), ...(cursor ? { cursor } : {}) } },
@@ -47,16 +45,10 @@ export function Events({ query }: { query: BookQuery }) {
     return { ok: true, data: { cursor: result.data.meta.next_cursor, rows: result.data.data.map((e) => ({ key: `a${e.id}`, at: e.occurred_at, type: e.event_type, reader: e.viewer_email || 'Anonymous', page: e.page_number, detail: e.reason ?? '' })) } };
   };
   const key = JSON.stringify([query, kind, type, page]);
-  const first = useQuery(`e${key}`, () => {
-    setMore(null);
-    return load();
-  });
-  const [loadingMore, setLoadingMore] = useState(false);
-  const rows = [...(first.data?.rows ?? []), ...(more?.rows ?? [])];
-  const cursor = more ? more.cursor : first.data?.cursor ?? null;
+  const { first, rows, cursor, loadingMore, showMore } = usePagedList(`e${key}`, load);
   const types = kind === 'interaction' ? INTERACTION_TYPES : AUDIT_TYPES;
   return (
-    <section class="card" aria-labelledby="events">
+    <section class="card" aria-labelledby="events" aria-busy={first.loading}>
       <h2 id="events">Events</h2>
       <div class="analytics-range-row">
         <Select
@@ -94,20 +86,7 @@ export function Events({ query }: { query: BookQuery }) {
               </tr>
             ))}
           </Table>
-          {cursor && (
-            <Button
-              busy={loadingMore}
-              onClick={() => {
-                setLoadingMore(true);
-                void load(cursor).then((result) => {
-                  setLoadingMore(false);
-                  if (result.ok) setMore({ rows: [...(more?.rows ?? []), ...result.data.rows], cursor: result.data.cursor });
-                });
-              }}
-            >
-              Show more events
-            </Button>
-          )}
+          <ShowMore what="events" cursor={cursor} busy={loadingMore} onShow={showMore} />
         </>
       ))}
     </section>

@@ -16,7 +16,7 @@ export function ReadingFlow({ query }: { query: BookQuery }) {
   const data = flow.data?.data;
   const pages = (data?.pages ?? []).filter((p) => p.views > 0 || p.entries > 0 || p.exits > 0);
   return (
-    <section class="card" aria-labelledby="flow">
+    <section class="card" aria-labelledby="flow" aria-busy={flow.loading}>
       <h2 id="flow">Reading flow</h2>
       <Problems problem={flow.problem} what="reading flow" />
       <Wait loading={flow.loading && !flow.data} what="reading flow" />

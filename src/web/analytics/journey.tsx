@@ -34,7 +34,7 @@ export function Readers({ query }: { query: Query }) {
   const rows = readers.data?.data ?? [];
   return (
     <>
-      <section class="card" aria-labelledby="readers">
+      <section class="card" aria-labelledby="readers" aria-busy={readers.loading}>
         <h2 id="readers">Readers</h2>
         <Problems problem={readers.problem} what="readers" />
         {readers.data && (rows.length === 0 ? <p class="empty">Nobody read this book in this range.</p> : (
@@ -83,13 +83,14 @@ function Journey({ reader, query, onClose }: { reader: Reader; query: Query; onC
   useEffect(() => heading.current?.focus(), []);
   const who = reader.viewer_id !== null ? { viewer_id: reader.viewer_id } : { session_id: reader.session_id ?? '' };
   const journey = useQuery(`j${JSON.stringify([who, query.date, query.tz])}`, () => call(client.GET('/v1/analytics/reader-journey', { params: { query: { ...who, date: query.date, tz: query.tz } } })));
-  // reader-pages and the visit list are per identified reader (the API keys them by viewer), so an anonymous visit has neither.
+  // reader-pages sums an identified reader's time per page (the API groups it by viewer); an anonymous
+  // reader is one visit, whose pages in order come from its visit below (book-view-events by session_id).
   const viewerId = reader.viewer_id;
   const pages = useQuery(`rp${JSON.stringify([who, query])}`, () => (
     viewerId !== null ? call(client.GET('/v1/analytics/reader-pages', { params: { query: { ...query, viewer_id: viewerId } } })) : Promise.resolve({ ok: true as const, data: [] })
   ));
   const visits = useQuery(`bv${JSON.stringify([who, query])}`, () => (
-    viewerId !== null ? call(client.GET('/v1/analytics/book-view-events', { params: { query: { ...query, viewer_id: viewerId, limit: 50 } } })) : Promise.resolve({ ok: true as const, data: [] })
+    call(client.GET('/v1/analytics/book-view-events', { params: { query: { ...query, ...who, limit: 50 } } }))
   ));
   const [visit, setVisit] = useState<number | null>(null);
   const name = readerName(reader);
@@ -120,7 +121,7 @@ function Journey({ reader, query, onClose }: { reader: Reader; query: Query; onC
         </>
       )}
       <Problems problem={pages.problem} what="reader's pages" />
-      {viewerId === null && <p class="hint" data-anonymous-note>Time on each page and the visits one by one are listed for identified readers only: an anonymous visit has the totals above.</p>}
+      {viewerId === null && <p class="hint" data-anonymous-note>An anonymous reader is one visit: its pages in order are under the visit below.</p>}
       {viewerId !== null && pages.data && (pages.data.length === 0 ? <p class="empty">No page time recorded for this reader in this range.</p> : (
         <Table caption="Time on each page of this book" head={<tr><th scope="col">Page</th><th scope="col">Time</th><th scope="col">Views</th><th scope="col">Time per view</th><th scope="col">Last viewed</th></tr>}>
           {pages.data.map((p) => (
@@ -134,25 +135,21 @@ function Journey({ reader, query, onClose }: { reader: Reader; query: Query; onC
           ))}
         </Table>
       ))}
-      {viewerId !== null && (
-        <>
-          <h3 id="visits">Visits of this book</h3>
-          <Problems problem={visits.problem} what="visits" />
-          {visits.data && (visits.data.length === 0 ? <p class="empty">No visit in this range.</p> : (
-            <ul class="analytics-visits" aria-labelledby="visits">
-              {visits.data.map((v) => (
-                <li key={v.id}>
-                  <Button variant="link" aria-expanded={visit === v.id} onClick={() => setVisit(visit === v.id ? null : v.id)}>
-                    Visit of {formatDateTime(v.recorded_at)}
-                  </Button>
-                  {' '}({v.pages_viewed} pages, {duration(v.duration_seconds)}{v.tracked_link ? `, through ${v.tracked_link.name}` : ''})
-                  {visit === v.id && <VisitPages bookId={query.book_id} visitId={v.id} />}
-                </li>
-              ))}
-            </ul>
+      <h3 id="visits">Visits of this book</h3>
+      <Problems problem={visits.problem} what="visits" />
+      {visits.data && (visits.data.length === 0 ? <p class="empty">No visit in this range.</p> : (
+        <ul class="analytics-visits" aria-labelledby="visits">
+          {visits.data.map((v) => (
+            <li key={v.id}>
+              <Button variant="link" aria-expanded={visit === v.id} onClick={() => setVisit(visit === v.id ? null : v.id)}>
+                Visit of {formatDateTime(v.recorded_at)}
+              </Button>
+              {' '}({v.pages_viewed} pages, {duration(v.duration_seconds)}{v.tracked_link ? `, through ${v.tracked_link.name}` : ''})
+              {visit === v.id && <VisitPages bookId={query.book_id} visitId={v.id} />}
+            </li>
           ))}
-        </>
-      )}
+        </ul>
+      ))}
     </section>
   );
 }

@@ -4,34 +4,24 @@
  * time with "Show more". Shown on every plan, like the operation: the leads
  * are the customer's own data.
  */
-import { useState } from 'preact/hooks';
 import { client, type Result } from '../api.ts';
-import { Button } from '../components/button.tsx';
 import { Table } from '../components/table.tsx';
 import { formatDateTime } from '../format.ts';
-import { Problems, Wait, callWhole, useQuery, type BookQuery } from './widgets.tsx';
+import { Problems, ShowMore, Wait, callWhole, usePagedList, type Batch, type BookQuery } from './widgets.tsx';
 
 export const LEADS_PAGE = 50;
 
 type Lead = { id: number; submitted_at: string; name: string; email: string; phone: string | null; company: string | null; message: string | null; tracked_link_name: string | null };
-type Batch = { rows: Lead[]; cursor: string | null };
 
 export function Leads({ query }: { query: BookQuery }) {
-  const [more, setMore] = useState<Batch | null>(null);
-  const [loadingMore, setLoadingMore] = useState(false);
-  const load = async (cursor?: string): Promise<Result<Batch>> => {
+  const load = async (cursor?: string): Promise<Result<Batch<Lead>>> => {
     const result = await callWhole(client.GET('/v1/analytics/leads', { params: { query: { ...query, limit: LEADS_PAGE, ...(cursor ? { cursor } : {}) } } }));
     if (!result.ok) return result;
     return { ok: true, data: { rows: result.data.data, cursor: result.data.meta.next_cursor } };
   };
-  const first = useQuery(`leads${JSON.stringify(query)}`, () => {
-    setMore(null);
-    return load();
-  });
-  const rows = [...(first.data?.rows ?? []), ...(more?.rows ?? [])];
-  const cursor = more ? more.cursor : first.data?.cursor ?? null;
+  const { first, rows, cursor, loadingMore, showMore } = usePagedList(`leads${JSON.stringify(query)}`, load);
   return (
-    <section class="card" aria-labelledby="leads">
+    <section class="card" aria-labelledby="leads" aria-busy={first.loading}>
       <h2 id="leads">Leads</h2>
       <Problems problem={first.problem} what="leads" />
       <Wait loading={first.loading && !first.data} what="leads" />
@@ -53,20 +43,7 @@ export function Leads({ query }: { query: BookQuery }) {
               </tr>
             ))}
           </Table>
-          {cursor && (
-            <Button
-              busy={loadingMore}
-              onClick={() => {
-                setLoadingMore(true);
-                void load(cursor).then((result) => {
-                  setLoadingMore(false);
-                  if (result.ok) setMore({ rows: [...(more?.rows ?? []), ...result.data.rows], cursor: result.data.cursor });
-                });
-              }}
-            >
-              Show more leads
-            </Button>
-          )}
+          <ShowMore what="leads" cursor={cursor} busy={loadingMore} onShow={showMore} />
         </>
       ))}
     </section>

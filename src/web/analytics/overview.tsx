@@ -23,16 +23,17 @@ export default function AnalyticsOverview() {
           {books.data && (
             <TopList
               title="Top books"
+              loading={books.loading}
               empty="No book had visits in this range."
               rows={books.data.data.map((b) => ({ ...b, key: b.book_id, name: <a href={rangeHref(`/app/analytics/books/${b.book_id}`, state)}>{b.name}</a> }))}
             />
           )}
           <Problems problem={links.problem} what="top tracked links" />
           {links.data && (
-            <TopList title="Top tracked links" empty="No visit came through a tracked link in this range." rows={links.data.data.map((l) => ({ ...l, key: String(l.tracked_link_id), name: `${l.name} (${l.book_name})` }))} />
+            <TopList title="Top tracked links" loading={links.loading} empty="No visit came through a tracked link in this range." rows={links.data.data.map((l) => ({ ...l, key: String(l.tracked_link_id), name: `${l.name} (${l.book_name})` }))} />
           )}
           <Problems problem={sites.problem} what="top embedding sites" />
-          {sites.data && <TopList title="Top embedding sites" empty="No visit came from a page embedding a book in this range." rows={sites.data.data.map((h) => ({ ...h, key: h.host, name: h.host }))} />}
+          {sites.data && <TopList title="Top embedding sites" loading={sites.loading} empty="No visit came from a page embedding a book in this range." rows={sites.data.data.map((h) => ({ ...h, key: h.host, name: h.host }))} />}
         </>
       )}
     </Page>

@@ -20,18 +20,22 @@ export interface RangeState {
   /** The API's `date`. */
   date: string;
   excludeTeam: boolean;
+  /** A book's screen narrowed to one tracked link (`&link=12`): the API's `tracked_link_id`. */
+  link?: number | undefined;
 }
 
 export function readRange(query: Record<string, string | undefined>): RangeState {
   const raw = query.range ?? DEFAULT_RANGE;
   const date = PRESETS.some((p) => p.value === raw) || CUSTOM.test(raw) ? raw : DEFAULT_RANGE;
-  return { date, excludeTeam: query.team === 'exclude' };
+  const link = /^[1-9]\d{0,9}$/.test(query.link ?? '') ? Number(query.link) : undefined;
+  return { date, excludeTeam: query.team === 'exclude', ...(link !== undefined && link <= 2_147_483_647 ? { link } : {}) };
 }
 
 /** The address of `path` with the state in its query. */
 export function rangeHref(path: string, state: RangeState): string {
   const params = new URLSearchParams({ range: state.date });
   if (state.excludeTeam) params.set('team', 'exclude');
+  if (state.link !== undefined) params.set('link', String(state.link));
   return `${path}?${params.toString()}`;
 }
 

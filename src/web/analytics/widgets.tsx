@@ -21,6 +21,7 @@ export interface BookQuery {
   exclude_team: boolean;
   book_id: string;
   tz: string;
+  tracked_link_id?: number;
 }
 
 export interface Loaded<T> {
@@ -46,6 +47,41 @@ export function useQuery<T>(key: string, load: () => Promise<Result<T>>): Loaded
     };
   }, [key]);
   return state;
+}
+
+/** One screenful of a cursor-paginated list: its rows and the cursor of the next, null at the end. */
+export interface Batch<R> {
+  rows: R[];
+  cursor: string | null;
+}
+
+/**
+ * A list read a screenful at a time: the first batch (read again when `key` changes,
+ * dropping the batches shown after it), then each further one appended by `showMore`.
+ */
+export function usePagedList<R>(key: string, load: (cursor?: string) => Promise<Result<Batch<R>>>) {
+  const [more, setMore] = useState<Batch<R> | null>(null);
+  const [loadingMore, setLoadingMore] = useState(false);
+  const first = useQuery(key, () => {
+    setMore(null);
+    return load();
+  });
+  const rows = [...(first.data?.rows ?? []), ...(more?.rows ?? [])];
+  const cursor = more ? more.cursor : first.data?.cursor ?? null;
+  const showMore = () => {
+    if (!cursor) return;
+    setLoadingMore(true);
+    void load(cursor).then((result) => {
+      setLoadingMore(false);
+      if (result.ok) setMore({ rows: [...(more?.rows ?? []), ...result.data.rows], cursor: result.data.cursor });
+    });
+  };
+  return { first, rows, cursor, loadingMore, showMore };
+}
+
+/** "Show more …" under a list while there is a next screenful (nothing at the end). */
+export function ShowMore({ what, cursor, busy, onShow }: { what: string; cursor: string | null; busy: boolean; onShow: () => void }) {
+  return cursor ? <Button busy={busy} onClick={onShow}>Show more {what}</Button> : null;
 }
 
 /** `call` keeping the whole answer (`data` and `meta`). */
@@ -168,7 +204,7 @@ export function Headline({ state, onChange, bookId, summary, series }: HeadlineD
         {summary.data && <Figures current={summary.data.data} previous={summary.data.meta.previous} />}
       </div>
       <Problems problem={series.problem} what="views over time" />
-      {series.data && <ViewsOverTime buckets={series.data.data} interval={series.data.meta.interval} today={series.data.meta.today} />}
+      {series.data && <ViewsOverTime buckets={series.data.data} interval={series.data.meta.interval} today={series.data.meta.today} loading={series.loading} />}
     </>
   );
 }
@@ -181,14 +217,14 @@ export interface Bucket {
 }
 
 /** Bars in plain HTML (one per bucket, today's marked in words too) and the same numbers as a table. */
-export function ViewsOverTime({ buckets, interval, today }: { buckets: Bucket[]; interval: string; today: string }) {
+export function ViewsOverTime({ buckets, interval, today, loading = false }: { buckets: Bucket[]; interval: string; today: string; loading?: boolean }) {
   const [asTable, setAsTable] = useState(false);
   const max = Math.max(1, ...buckets.map((b) => b.views));
   const total = buckets.reduce((n, b) => n + b.views, 0);
   const busiest = buckets.reduce<Bucket | null>((best, b) => (!best || b.views > best.views ? b : best), null);
   const per = interval === 'day' ? 'day' : interval === 'week' ? 'week (from Monday)' : 'month';
   return (
-    <section class="card" aria-labelledby="views-over-time">
+    <section class="card" aria-labelledby="views-over-time" aria-busy={loading}>
       <h2 id="views-over-time">Views over time</h2>
       <p>
         {total.toLocaleString('en')} views by {per}
@@ -221,10 +257,10 @@ export function ViewsOverTime({ buckets, interval, today }: { buckets: Bucket[];
 }
 
 /** A top list as a table (name, views, unique readers, reading time). */
-export function TopList({ title, empty, rows }: { title: string; empty: string; rows: { key: string; name: ComponentChildren; views: number; unique_readers: number; reading_seconds: number }[] }) {
+export function TopList({ title, empty, rows, loading = false }: { title: string; empty: string; loading?: boolean; rows: { key: string; name: ComponentChildren; views: number; unique_readers: number; reading_seconds: number }[] }) {
   const id = useId();
   return (
-    <section class="card" aria-labelledby={id}>
+    <section class="card" aria-labelledby={id} aria-busy={loading}>
       <h2 id={id}>{title}</h2>
       {rows.length === 0 ? <p class="empty">{empty}</p> : (
         <Table caption={`${title}: views, readers and reading time`} hideCaption head={<tr><th scope="col">Name</th><th scope="col">Views</th><th scope="col">Unique readers</th><th scope="col">Reading time</th></tr>}>

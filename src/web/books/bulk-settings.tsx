@@ -13,6 +13,7 @@ import { call, client, rank, role, type DataOf, type Problem } from '../api.ts';
 import { Button } from '../components/button.tsx';
 import { DraftNotice } from '../components/draft-notice.tsx';
 import { ErrorMessage, fieldErrors } from '../components/error-message.tsx';
+import { Field, TextInput } from '../components/field.tsx';
 import { Loading } from '../components/loading.tsx';
 import { Page } from '../components/page.tsx';
 import { Select } from '../components/select.tsx';
@@ -47,9 +48,33 @@ const FIELDS = [
   { field: 'share_social_media', label: 'Sharing buttons', options: ON_OFF },
   { field: 'copyright_enabled', label: 'Show the copyright line', options: ON_OFF },
   { field: 'made_with_badge_enabled', label: 'Show the “Made with Flipbook” badge', options: ON_OFF },
+  { field: 'image_display', label: 'Background image', options: [{ value: 'repeat', label: 'Repeated' }, { value: 'center/cover', label: 'Centred, covering the area' }] },
 ] as const;
+
+/**
+ * The settings typed in: each "Leave as they are" until "Set to" (or "Remove", where the API takes an empty value)
+ * is chosen. `clear` is what "Remove" sends; without it the setting cannot be removed (a book needs a name).
+ */
+const TEXTS = [
+  { field: 'title', label: 'Name', hint: 'Every chosen book gets this name.', kind: 'text' },
+  { field: 'description', label: 'Description', kind: 'textarea', clear: null },
+  { field: 'background', label: 'Background', hint: 'A CSS colour or gradient, or an image URL.', kind: 'text', clear: null },
+  { field: 'watermark', label: 'Watermark', hint: 'Text over every page.', kind: 'text', clear: '' },
+  { field: 'autoplay_interval', label: 'Slideshow', hint: 'Seconds a view, 2 to 120.', kind: 'number', clear: null },
+  { field: 'pdf_password', label: 'Download password', hint: 'Asked before a download; never shown again.', kind: 'password', clear: null },
+  { field: 'magic_link_message', label: 'Sign-in message', hint: 'Shown to readers asked to sign in (access list).', kind: 'textarea', clear: '' },
+  { field: 'magic_link_error_message', label: 'Sign-in refusal message', hint: 'Shown to an address not on the list.', kind: 'textarea', clear: '' },
+] as const satisfies readonly { field: string; label: string; hint?: string; kind: string; clear?: null | '' }[];
+
+const ACCESS = [
+  { value: 'keep', label: 'On: only people on each book’s own list' },
+  { value: 'clear', label: 'Off: anyone with the link (the lists are emptied)' },
+  { value: 'replace', label: 'On, with this list for every book' },
+];
+
 type Field = (typeof FIELDS)[number]['field'];
-type Form = Partial<Record<Field, string>>;
+/** Choices by field; `text:<field>` is "set" or "clear" and `value:<field>` its value; `access` and `access_list` the access list. */
+type Form = Partial<Record<string, string>>;
 
 const ITEM_WORDS: Record<Batch['items'][number]['status'], string> = {
   pending: 'Waiting', running: 'Being changed', succeeded: 'Changed', failed: 'Failed', cancelled: 'Cancelled, not changed',
@@ -63,6 +88,15 @@ function settingsOf(form: Form): Settings {
     if (!v) continue;
     out[field] = v === 'true' ? true : v === 'false' ? false : v;
   }
+  for (const text of TEXTS) {
+    const mode = form[`text:${text.field}`];
+    const value = form[`value:${text.field}`] ?? '';
+    if (mode === 'set') out[text.field] = text.kind === 'number' && /^\d+$/.test(value.trim()) ? Number(value) : text.field === 'title' ? value.trim() : value;
+    else if (mode === 'clear' && 'clear' in text) out[text.field] = text.clear;
+  }
+  if (form.access === 'keep') out.eod_enabled = true;
+  else if (form.access === 'clear') out.eod_enabled = false;
+  else if (form.access === 'replace') out.eod_lists = (form.access_list ?? '').split(/[\s,;]+/).filter(Boolean);
   return out as Settings;
 }
 
@@ -71,9 +105,18 @@ function valueWords(field: string, value: unknown): string {
   const known = FIELDS.find((f) => f.field === field)?.options.find((o) => o.value === String(value));
   if (known) return known.label;
   if (value === null || value === undefined || value === '') return 'none';
-  return typeof value === 'string' ? value : JSON.stringify(value);
+  if (typeof value === 'boolean') return value ? 'On' : 'Off';
+  const words = typeof value === 'string' ? value : JSON.stringify(value);
+  return words.length > 80 ? `${words.slice(0, 79)}…` : words;
 }
-const fieldWords = (field: string) => FIELDS.find((f) => f.field === field)?.label ?? field.replaceAll('_', ' ');
+/** The summary's fields the screen shows: what it changes (the password as whether there is one, the access list as on or off). */
+const SUMMARY_FIELDS: Record<string, string> = {
+  ...Object.fromEntries(FIELDS.map((f) => [f.field, f.label])),
+  ...Object.fromEntries(TEXTS.filter((t) => t.field !== 'pdf_password').map((t) => [t.field, t.label])),
+  has_pdf_password: 'Download password',
+  eod_enabled: 'Access list',
+};
+const fieldWords = (field: string) => SUMMARY_FIELDS[field] ?? field.replaceAll('_', ' ');
 
 /** Every book of the workspace, page by page (the screen offers them all to choose from). */
 async function readAllBooks() {
@@ -102,7 +145,11 @@ export default function BulkSettings() {
   const [batch, setBatch] = useState<Batch | null>(null);
   const [batchProblem, setBatchProblem] = useState<Problem | null>(null);
   const [busy, setBusy] = useState(false);
-  const draft = useDraft<Form>(draftKey('bulk-settings', 'workspace'), () => ({}), { differs: (v) => Object.values(v).some(Boolean) });
+  const draft = useDraft<Form>(draftKey('bulk-settings', 'workspace'), () => ({}), {
+    // The download password is a secret: never kept in the browser.
+    strip: (kept) => ({ ...kept, 'value:pdf_password': '' }),
+    differs: (v) => Object.values(v).some(Boolean),
+  });
   const form = draft.value;
 
   useEffect(() => {
@@ -134,8 +181,8 @@ export default function BulkSettings() {
     void readSummary();
   }, [key]);
 
-  // A batch running is read again every second until it ends.
-  const running = batch && (batch.status === 'queued' || batch.status === 'running');
+  // A batch running is read again every second until it ends (a cancelled one until its book in flight is done).
+  const running = batch && (batch.status === 'queued' || batch.status === 'running' || (batch.status === 'cancelled' && !batch.finished_at));
   useEffect(() => {
     if (!running) return;
     const timer = setTimeout(async () => {
@@ -143,7 +190,7 @@ export default function BulkSettings() {
       if (result.ok) {
         setBatch(result.data);
         setBatchProblem(null);
-        if (result.data.status === 'completed' || result.data.status === 'cancelled') void readSummary();
+        if (result.data.finished_at) void readSummary();
       } else setBatchProblem(result.problem);
     }, 1000);
     return () => clearTimeout(timer);
@@ -254,8 +301,20 @@ export default function BulkSettings() {
               <Select key={field} label={label} value={form[field] ?? ''} options={[{ value: '', label: 'Leave as they are' }, ...options]}
                 onValue={(v) => draft.set((f) => ({ ...f, [field]: v }))} errors={fieldErrors(batchProblem, `settings.${field}`) ?? fieldErrors(batchProblem, field)} />
             ))}
+            {TEXTS.map((text) => (
+              <TextSetting key={text.field} text={text} form={form} set={(name, v) => draft.set((f) => ({ ...f, [name]: v }))}
+                errors={fieldErrors(batchProblem, `settings.${text.field}`) ?? fieldErrors(batchProblem, text.field)} />
+            ))}
+            <Select label="Access list" value={form.access ?? ''} options={[{ value: '', label: 'Leave as they are' }, ...ACCESS]}
+              hint="Who may read: on, only the addresses and domains on a book’s list, after signing in by e-mail."
+              onValue={(v) => draft.set((f) => ({ ...f, access: v }))} errors={fieldErrors(batchProblem, 'settings.eod_enabled') ?? fieldErrors(batchProblem, 'eod_enabled')} />
+            {form.access === 'replace' && (
+              <Field label="The list for every book" hint="E-mail addresses and domains (example.com), one a line." errors={fieldErrors(batchProblem, 'settings.eod_lists') ?? fieldErrors(batchProblem, 'eod_lists')}>
+                {(control) => <textarea {...control} rows={4} value={form.access_list ?? ''} onInput={(event) => { const v = event.currentTarget.value; draft.set((f) => ({ ...f, access_list: v })); }} />}
+              </Field>
+            )}
           </fieldset>
-          <ErrorMessage problem={batchProblem} shownFields={['stale_books', 'current_settings_revisions']} title="The settings were not applied" />
+          <ErrorMessage problem={batchProblem} shownFields={['stale_books', 'current_settings_revisions', ...[...FIELDS, ...TEXTS].flatMap((f) => [f.field, `settings.${f.field}`]), 'eod_enabled', 'eod_lists', 'settings.eod_enabled', 'settings.eod_lists']} title="The settings were not applied" />
           {batchProblem?.status === 409 && batchProblem.details.stale_books && (
             <p class="alert" role="status">
               {`Changed elsewhere meanwhile: ${batchProblem.details.stale_books.map(nameOf).join(', ')}. Their settings were read again above; apply again to change them as they are now.`}
@@ -272,8 +331,8 @@ export default function BulkSettings() {
 }
 
 function SummaryTable({ summary, nameOf }: { summary: Summary; nameOf: (id: string) => string }) {
-  const common = Object.entries(summary.settings.common).filter(([f]) => FIELDS.some((x) => x.field === f));
-  const differing = Object.entries(summary.settings.differing).filter(([f]) => FIELDS.some((x) => x.field === f));
+  const common = Object.entries(summary.settings.common).filter(([f]) => f in SUMMARY_FIELDS);
+  const differing = Object.entries(summary.settings.differing).filter(([f]) => f in SUMMARY_FIELDS);
   return (
     <Table caption="The chosen books' settings" hideCaption head={<tr><th scope="col">Setting</th><th scope="col">Value</th></tr>}>
         {common.map(([field, value]) => (
@@ -291,8 +350,10 @@ function SummaryTable({ summary, nameOf }: { summary: Summary; nameOf: (id: stri
 
 function BatchProgress({ batch, nameOf, busy, onCancel, onRetry }: { batch: Batch; nameOf: (id: string) => string; busy: boolean; onCancel: () => void; onRetry: () => void }) {
   const p = batch.progress;
-  const done = batch.status === 'completed' || batch.status === 'cancelled';
-  const words = batch.status === 'queued'
+  const done = !!batch.finished_at;
+  const words = batch.status === 'cancelled' && !done
+    ? `Cancelling: the book being changed is finished first; ${p.cancelled} not changed.`
+    : batch.status === 'queued'
     ? `Waiting to start: ${p.total} ${p.total === 1 ? 'book' : 'books'}.`
     : batch.status === 'running'
       ? `Changing the books: ${p.total - p.pending} of ${p.total} done.`
@@ -314,8 +375,31 @@ function BatchProgress({ batch, nameOf, busy, onCancel, onRetry }: { batch: Batc
           </li>
         ))}
       </ul>
-      {!done && <Button onClick={onCancel} busy={busy}>Cancel</Button>}
+      {!done && batch.status !== 'cancelled' && <Button onClick={onCancel} busy={busy}>Cancel</Button>}
       {done && p.failed > 0 && <Button onClick={onRetry} busy={busy}>Retry the failed books</Button>}
     </section>
+  );
+}
+
+/** A text setting: "Leave as they are", "Set to" (then its field) or "Remove". */
+function TextSetting({ text, form, set, errors }: { text: (typeof TEXTS)[number]; form: Form; set: (name: string, value: string) => void; errors: string[] | undefined }) {
+  const mode = form[`text:${text.field}`] ?? '';
+  const value = form[`value:${text.field}`] ?? '';
+  const options = [{ value: '', label: 'Leave as they are' }, { value: 'set', label: 'Set to…' }, ...('clear' in text ? [{ value: 'clear', label: 'Remove' }] : [])];
+  return (
+    <div class="stack">
+      <Select label={text.label} value={mode} options={options} onValue={(v) => set(`text:${text.field}`, v)} errors={mode === 'set' ? undefined : errors} />
+      {mode === 'set' && (text.kind === 'textarea'
+        ? (
+          <Field label={`New ${text.label.toLowerCase()}`} hint={'hint' in text ? text.hint : undefined} errors={errors}>
+            {(control) => <textarea {...control} rows={3} value={value} onInput={(event) => set(`value:${text.field}`, event.currentTarget.value)} />}
+          </Field>
+        )
+        : (
+          <TextInput label={`New ${text.label.toLowerCase()}`} hint={'hint' in text ? text.hint : undefined} type={text.kind === 'password' ? 'password' : 'text'}
+            inputMode={text.kind === 'number' ? 'numeric' : undefined} autoComplete={text.kind === 'password' ? 'new-password' : 'off'}
+            value={value} onValue={(v) => set(`value:${text.field}`, v)} errors={errors} />
+        ))}
+    </div>
   );
 }

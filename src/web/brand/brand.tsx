@@ -78,13 +78,16 @@ function BrandForm({ brand, reload }: { brand: Brand | null; reload: () => Promi
   const [problem, setProblem] = useState<Problem | null>(null);
   const [takeOverBusy, setTakeOverBusy] = useState(false);
   const [takeOverProblem, setTakeOverProblem] = useState<Problem | null>(null);
-  // A data: URL, not a blob: one: the application's Content-Security-Policy allows images from 'self' and data: only.
+  // A data: URL, not a blob: one: the reader's Content-Security-Policy allows images from 'self' and data: only.
   useEffect(() => {
-    if (!logo) return setLogoUrl(null);
-    const reader = new FileReader();
-    reader.onload = () => setLogoUrl(typeof reader.result === 'string' ? reader.result : null);
-    reader.readAsDataURL(logo);
-    return () => reader.abort();
+    setLogoUrl(null);
+    if (!logo) return;
+    let current = true;
+    // '' once read: too large to preview.
+    void previewLogo(logo).then((url) => current && setLogoUrl(url ?? ''));
+    return () => {
+      current = false;
+    };
   }, [logo]);
 
   const save = async (event: Event) => {
@@ -113,7 +116,7 @@ function BrandForm({ brand, reload }: { brand: Brand | null; reload: () => Promi
     }
   };
 
-  const shownLogo = logoUrl ?? (removeLogo ? null : brand?.logo ?? null);
+  const shownLogo = { chosen: logoUrl || null, removed: removeLogo, unshown: !!logo && logoUrl === '' };
   const errors = (name: string) => fieldErrors(problem, name);
   const readOnly = !writes;
   return (
@@ -162,7 +165,7 @@ function BrandForm({ brand, reload }: { brand: Brand | null; reload: () => Promi
         </form>
         <section class="card stack" aria-labelledby="brand-preview">
           <h2 id="brand-preview">Preview</h2>
-          <p class="hint">A reader page with the brand as typed, before it is saved.</p>
+          <p class="hint">The reader with the brand as typed, before it is saved.</p>
           <BrandPreview form={form} logo={shownLogo} />
           <h2 id="take-over">Brand take-over</h2>
           <p>{brand?.take_over_branding ? 'On: every public book of the workspace shows this brand instead of the service’s, without the “made with” badge.' : 'Off: the public books show the service’s own brand.'}</p>
@@ -177,38 +180,62 @@ function BrandForm({ brand, reload }: { brand: Brand | null; reload: () => Promi
   );
 }
 
-/** The text colour that reads best on a background (as the reader picks it). */
-function readableOn(hex: string): string {
-  const full = hex.length === 4 ? `#${hex[1]}${hex[1]}${hex[2]}${hex[2]}${hex[3]}${hex[3]}` : hex;
-  const [r, g, b] = [1, 3, 5].map((i) => {
-    const c = parseInt(full.slice(i, i + 2), 16) / 255;
-    return c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4;
-  });
-  const luminance = 0.2126 * r! + 0.7152 * g! + 0.0722 * b!;
-  return luminance > 0.179 ? '#000000' : '#ffffff';
+const URL_LIKE = /^https?:\/\/[^\s/$.?#]\S*$/i;
+/** The most characters of a logo in the preview's address (the reader's PREVIEW_LOGO_MAX_CHARS). */
+const PREVIEW_LOGO_MAX = 8192;
+
+/**
+ * A logo chosen but not saved, as a data: URL small enough to travel in the preview's address: drawn at twice the
+ * reader bar's size (64 px high, 320 wide at most) as WebP, smaller again if need be; null if it still does not fit.
+ */
+async function previewLogo(file: File): Promise<string | null> {
+  try {
+    const bitmap = await createImageBitmap(file);
+    for (const [height, quality] of [[64, 0.85], [32, 0.7]] as const) {
+      const scale = Math.min(height / bitmap.height, (height * 5) / bitmap.width, 1);
+      const canvas = document.createElement('canvas');
+      canvas.width = Math.max(1, Math.round(bitmap.width * scale));
+      canvas.height = Math.max(1, Math.round(bitmap.height * scale));
+      canvas.getContext('2d')?.drawImage(bitmap, 0, 0, canvas.width, canvas.height);
+      const url = canvas.toDataURL('image/webp', quality);
+      if (url.length <= PREVIEW_LOGO_MAX && /^data:image\/(webp|png);/.test(url)) return url;
+    }
+  } catch {
+    // Not an image the browser reads: the save will say so.
+  }
+  return null;
 }
 
-/** A sketch of the reader's frame with the brand's bar, accent, background, logo and links. */
-function BrandPreview({ form, logo }: { form: Form; logo: string | null }) {
-  const bar = HEX.test(form.primary_color) ? form.primary_color : '#1b1f24';
-  const accent = HEX.test(form.secondary_color) ? form.secondary_color : '#1f4fd1';
-  const stage = HEX.test(form.tertiary_color) ? form.tertiary_color : '#4d5560';
-  const name = form.company_name.trim() || 'Your company';
-  const links = SOCIAL.filter((s) => form[s.name]);
+/**
+ * The preview's brand: the form's fields the reader shows, those not yet valid left out (so that half a URL
+ * typed does not turn the preview into a refusal); `logo` omitted keeps the saved one, empty removes it.
+ */
+function previewBrand(form: Form, logo: { removed: boolean; chosen: string | null }): Record<string, string> {
+  const brand: Record<string, string> = { company_name: form.company_name.trim() || 'Your company' };
+  for (const c of COLORS) if (HEX.test(form[c.name])) brand[c.name] = form[c.name];
+  for (const name of ['website_url', ...SOCIAL.map((s) => s.name)] as const) if (URL_LIKE.test(form[name].trim())) brand[name] = form[name].trim();
+  if (logo.chosen) brand.logo = logo.chosen;
+  else if (logo.removed) brand.logo = '';
+  return brand;
+}
+
+/** The reader itself (its preview route) showing the workspace's latest book wearing the brand as typed. */
+function BrandPreview({ form, logo }: { form: Form; logo: { removed: boolean; chosen: string | null; unshown: boolean } }) {
+  const books = useResource(() => call(client.GET('/v1/books', { params: { query: { limit: 1, sort: '-updated_at' } } })));
+  const book = books.data?.[0];
+  const url = book ? `/read/${encodeURIComponent(book.random_id)}/preview?brand=${encodeURIComponent(JSON.stringify(previewBrand(form, logo)))}` : null;
+  const [shown, setShown] = useState(url);
+  // The preview follows the form a moment after the last change (one reload of the reader, not one per key).
+  useEffect(() => {
+    const timer = setTimeout(() => setShown(url), 300);
+    return () => clearTimeout(timer);
+  }, [url]);
+  if (books.data === undefined) return <>{books.loading && <Loading what="a book to preview" />}<ErrorMessage problem={books.problem} title="No book could be read for the preview" /></>;
+  if (!book) return <p>Upload a book to see it here in the reader with your brand.</p>;
   return (
-    <figure class="brand-preview" role="img" aria-label={`Preview of a reader page with the brand of ${name}`}>
-      <div class="brand-preview-bar" style={{ background: bar, color: readableOn(bar) }}>
-        {logo ? <img src={logo} alt="" class="brand-preview-logo" /> : <span>{name}</span>}
-        <span class="brand-preview-links">{links.map((s) => s.label).join(' · ')}</span>
-      </div>
-      <div class="brand-preview-stage" style={{ background: stage }}>
-        <div class="brand-preview-page" />
-        <div class="brand-preview-page" />
-      </div>
-      <div class="brand-preview-bar" style={{ background: bar, color: readableOn(bar) }}>
-        <span class="brand-preview-button" style={{ background: accent, color: readableOn(accent) }}>Share</span>
-        <span>Page 1–2 of 12</span>
-      </div>
-    </figure>
+    <>
+      <iframe class="reader-frame" src={shown ?? url ?? undefined} title={`Preview: ${book.name} with the brand of ${form.company_name.trim() || 'your company'}`} />
+      {logo.unshown && <p class="hint">The chosen logo is too detailed to preview here; it will show once saved.</p>}
+    </>
   );
 }

@@ -1,16 +1,17 @@
 /**
  * Catalogs: the workspace's product catalogs with their sync state and last
  * error, a new catalog (empty, or imported from a product feed, whose import
- * is followed until it ends), a catalog's items with a search over those
- * loaded, and a book made from the catalog with a template chosen from the
+ * is followed until it ends), a catalog's sync jobs with their progress and
+ * refused items, its items searched on the API, deleting a catalog (confirmed), and a book made from the catalog with a template chosen from the
  * templates' thumbnails, followed until its pages are ready. Creating needs
  * `catalogs:write` (admins and owners); making a book needs `books:write`
  * (editors and above); others see the catalogs read-only.
  */
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { call, client, managesPeople, rank, role, type DataOf, type Problem } from '../api.ts';
 import { bookHref, conversionWords, useBatch } from '../books/book-facts.ts';
-import { Button } from '../components/button.tsx';
+import { Button, Hidden } from '../components/button.tsx';
+import { Confirm } from '../components/confirm.tsx';
 import { DraftNotice } from '../components/draft-notice.tsx';
 import { ErrorMessage, fieldErrors } from '../components/error-message.tsx';
 import { TextInput } from '../components/field.tsx';
@@ -24,6 +25,7 @@ import { useResource } from '../resource.ts';
 
 type Catalog = DataOf<'/v1/catalogs', 'get'>[number];
 type Item = DataOf<'/v1/catalogs/{catalog}/items', 'get'>[number];
+type SyncJob = DataOf<'/v1/catalogs/{catalog}/sync-jobs', 'get'>[number];
 type Source = 'custom' | 'shopify' | 'woocommerce' | 'bigcommerce' | 'wordpress' | 'google_merchant';
 
 const SOURCES: { value: Source; label: string }[] = [
@@ -47,6 +49,7 @@ export default function Catalogs() {
   const writes = managesPeople.value;
   const catalogs = useResource(() => call(client.GET('/v1/catalogs', { params: { query: { limit: 200 } } })));
   const [openId, setOpenId] = useState<number | null>(null);
+  const [deleting, setDeleting] = useState<Catalog | null>(null);
   const draft = useDraft<Form>(draftKey('catalog-new', 'workspace'), () => EMPTY, { differs: (v) => !!(v.name || v.source_url) });
   const form = draft.value;
   const [busy, setBusy] = useState(false);
@@ -90,12 +93,34 @@ export default function Catalogs() {
                   <td>{SOURCES.find((s) => s.value === c.source)?.label ?? c.source}{c.source_url && <><br /><span class="hint">{c.source_url}</span></>}</td>
                   <td><span role={c.status === 'importing' ? 'status' : undefined}>{stateOf(c)}</span></td>
                   <td>{c.last_sync_status ? new Date(c.last_synced_at).toLocaleString() : 'Not yet'}</td>
-                  <td><Button onClick={() => setOpenId(c.id)} aria-label={`Items of ${c.name}`}>Items</Button></td>
+                  <td class="actions">
+                    <Button onClick={() => setOpenId(c.id)} aria-label={`Items of ${c.name}`}>Items</Button>
+                    {writes && <Button variant="danger" onClick={() => setDeleting(c)}>Delete catalog<Hidden> {c.name}</Hidden></Button>}
+                  </td>
                 </tr>
               ))}
         </Table>
       )}
+      {open && <SyncJobs key={`jobs-${open.id}-${open.updated_at}`} catalog={open} onFinished={() => void catalogs.reload()} />}
       {open && <Items key={`${open.id}-${open.updated_at}`} catalog={open} />}
+      {deleting && (
+        <Confirm
+          title={`Delete the catalog “${deleting.name}”?`}
+          confirmLabel="Delete catalog"
+          onClose={() => setDeleting(null)}
+          onConfirm={async () => {
+            const result = await call(client.DELETE('/v1/catalogs/{catalog}', { params: { path: { catalog: deleting.id } } }));
+            if (result.ok) {
+              if (openId === deleting.id) setOpenId(null);
+              notify(`The catalog ${deleting.name} was deleted.`);
+              await catalogs.reload();
+            }
+            return result;
+          }}
+        >
+          <p>Its items and its sync history are deleted, and it can no longer be imported or made into books. Books already made from it stay as they are. This cannot be undone.</p>
+        </Confirm>
+      )}
       {writes && (
         <form class="card stack" onSubmit={create} noValidate aria-labelledby="new-catalog">
           <h2 id="new-catalog">New catalog</h2>
@@ -111,44 +136,122 @@ export default function Catalogs() {
   );
 }
 
-/** Whether an item matches the search: every word in its title or key, ignoring case. */
-function matches(item: Item, words: string[]): boolean {
-  const text = `${item.title ?? ''} ${item.external_item_key}`.toLowerCase();
-  return words.every((w) => text.includes(w));
+const SYNC_TYPES: Record<string, string> = { feed_import: 'Feed import', bulk_upsert: 'Items sent through the API', availability_update: 'Availability update' };
+
+/** A sync job in words: what it is, where it stands, and how many items were applied and refused. */
+function jobWords(job: SyncJob): string {
+  const { total, processed, accepted, failed } = job.progress;
+  const counts = `${accepted} applied, ${failed} refused`;
+  if (job.status === 'queued') return 'Waiting to start.';
+  if (job.status === 'running') return total > 0 ? `Running: ${processed} of ${total} items handled (${counts}).` : 'Running: reading the feed…';
+  if (job.status === 'failed') return `Failed: ${job.errors.find((e) => e.field === 'source_url')?.message ?? job.errors[0]?.message ?? 'no reason given'}`;
+  return `Done: ${total} ${total === 1 ? 'item' : 'items'} handled, ${counts}.`;
 }
 
 /**
- * A catalog's first 200 items (the API's largest page), available ones or all,
- * searched on screen: the API has no search on items, so the search covers the
- * items loaded here, and says so.
+ * A catalog's latest sync jobs (GET …/sync-jobs, newest first), read again every second while one is queued or
+ * running: the progress bar and the state in words, and each refused item with its field and reason.
+ */
+function SyncJobs({ catalog, onFinished }: { catalog: Catalog; onFinished: () => void }) {
+  const jobs = useResource(() => call(client.GET('/v1/catalogs/{catalog}/sync-jobs', { params: { path: { catalog: catalog.id }, query: { limit: 5 } } })));
+  const open = jobs.data?.some((j) => j.status === 'queued' || j.status === 'running') ?? false;
+  const [wasOpen, setWasOpen] = useState(false);
+  useEffect(() => {
+    if (open) setWasOpen(true);
+    else if (wasOpen) {
+      setWasOpen(false);
+      onFinished();
+    }
+    if (!open || jobs.loading) return;
+    const timer = setTimeout(() => void jobs.reload(), 1000);
+    return () => clearTimeout(timer);
+  }, [open, jobs.loading, jobs.data]);
+  return (
+    <section class="card stack" aria-labelledby="sync-jobs">
+      <h2 id="sync-jobs">{`Sync jobs of ${catalog.name}`}</h2>
+      <ErrorMessage problem={jobs.problem} title="The sync jobs could not be read" />
+      {jobs.data === undefined && jobs.loading && <Loading what="sync jobs" />}
+      {jobs.data?.length === 0 && <p class="empty">No sync job yet: items sent through the API or a feed import start one.</p>}
+      {jobs.data && jobs.data.length > 0 && (
+        <ol class="item-list" aria-label={`The latest sync jobs of ${catalog.name}, newest first`}>
+          {jobs.data.map((job) => (
+            <li key={job.id} class="item stack">
+              <h3 class="item-title">{`${SYNC_TYPES[job.type] ?? job.type}, ${new Date(job.created_at).toLocaleString()}`}</h3>
+              {job.progress.total > 0 && <progress max={job.progress.total} value={job.progress.processed} aria-label={`Items handled by sync job ${job.id}`} />}
+              <p role={job.status === 'queued' || job.status === 'running' ? 'status' : undefined}>{jobWords(job)}</p>
+              {job.status !== 'failed' && job.errors.length > 0 && (
+                <Table caption={`Items refused by sync job ${job.id}`} head={<tr><th scope="col">Item</th><th scope="col">Field</th><th scope="col">Reason</th></tr>}>
+                  {job.errors.map((e) => (
+                    <tr key={`${e.index}-${e.field}`}>
+                      <th scope="row">{e.external_item_key ?? `Number ${e.index + 1}`}</th>
+                      <td>{e.field}</td>
+                      <td>{e.message}</td>
+                    </tr>
+                  ))}
+                </Table>
+              )}
+            </li>
+          ))}
+        </ol>
+      )}
+    </section>
+  );
+}
+
+/** The API's largest page of items. */
+const ITEMS_PAGE = 200;
+
+/**
+ * A catalog's items, available ones or all, searched on the API (`filter[q]`: every word in the title or key,
+ * ignoring case), 200 at a time with "Show more items".
  */
 function Items({ catalog }: { catalog: Catalog }) {
   const [available, setAvailable] = useState('');
   const [search, setSearch] = useState('');
+  const [query, setQuery] = useState('');
   const [items, setItems] = useState<Item[] | undefined>(undefined);
+  const [next, setNext] = useState<string | null>(null);
+  const [loading, setLoading] = useState(false);
   const [problem, setProblem] = useState<Problem | null>(null);
+  // The search is sent 300 ms after the last key, not once per key.
   useEffect(() => {
-    void call(client.GET('/v1/catalogs/{catalog}/items', { params: { path: { catalog: catalog.id }, query: { limit: 200, ...(available ? { available: available === 'true' } : {}) } } })).then((result) => {
-      if (result.ok) setItems(result.data);
-      setProblem(result.ok ? null : result.problem);
+    const timer = setTimeout(() => setQuery(search.trim()), 300);
+    return () => clearTimeout(timer);
+  }, [search]);
+  const generation = useRef(0);
+  const read = async (cursor: string | null) => {
+    const mine = cursor ? generation.current : ++generation.current;
+    setLoading(true);
+    const request = client.GET('/v1/catalogs/{catalog}/items', {
+      params: { path: { catalog: catalog.id }, query: { limit: ITEMS_PAGE, ...(available ? { available: available === 'true' } : {}), ...(query ? { 'filter[q]': query } : {}), ...(cursor ? { cursor } : {}) } },
     });
-  }, [available]);
-  const words = search.trim().toLowerCase().split(/\s+/).filter(Boolean);
-  const shown = items && words.length > 0 ? items.filter((i) => matches(i, words)) : items;
+    const result = await call(request.then((r) => ({ ...r, data: r.data ? { data: r.data } : undefined })));
+    if (mine !== generation.current) return;
+    setLoading(false);
+    setProblem(result.ok ? null : result.problem);
+    if (!result.ok) return;
+    setItems((before) => [...(cursor ? before ?? [] : []), ...result.data.data]);
+    setNext(result.data.meta.has_more ? result.data.meta.next_cursor : null);
+  };
+  useEffect(() => {
+    void read(null);
+  }, [available, query]);
+  const searching = query.length > 0;
   const makesBooks = rank(role.value) >= rank('editor');
+  const count = items ? `${items.length}${next ? '+' : ''}` : '';
   return (
     <>
       <section class="card stack" aria-labelledby="catalog-items">
         <h2 id="catalog-items">{`Items of ${catalog.name}`}</h2>
         <Select label="Show" value={available} options={[{ value: '', label: 'All items' }, { value: 'true', label: 'Available' }, { value: 'false', label: 'Not available' }]} onValue={setAvailable} />
-        <TextInput label="Search items" hint={`By title or key, among the ${items?.length ?? 0} items loaded here (the first 200; the API has no search on items).`} value={search} onValue={setSearch} autoComplete="off" />
-        <ErrorMessage problem={problem} title="The items could not be read" />
+        <TextInput label="Search items" hint="Every word, in the title or the key, ignoring case." value={search} onValue={setSearch} autoComplete="off" errors={fieldErrors(problem, 'filter[q]')} />
+        <ErrorMessage problem={problem} shownFields={['filter[q]']} title="The items could not be read" />
         {items === undefined && !problem && <Loading what="items" />}
-        {items && words.length > 0 && <p role="status">{shown!.length === 1 ? '1 item matches' : `${shown!.length} items match`} “{search.trim()}”.</p>}
-        {items && items.length === 0 && <p class="empty">{catalog.status === 'importing' ? 'No items yet: the feed is being imported.' : 'No items.'}</p>}
-        {shown && shown.length > 0 && (
+        {items && searching && <p role="status">{count === '1' ? '1 item matches' : `${count} items match`} “{query}”.</p>}
+        {items && items.length === 0 && !searching && <p class="empty">{catalog.status === 'importing' ? 'No items yet: the feed is being imported.' : 'No items.'}</p>}
+        {items && items.length > 0 && (
           <Table caption={`The items of ${catalog.name}`} hideCaption head={<tr><th scope="col">Title</th><th scope="col">Key</th><th scope="col">Price</th><th scope="col">Stock</th></tr>}>
-                {shown.map((i) => (
+                {items.map((i) => (
                   <tr key={i.id}>
                     <th scope="row">{i.title ?? i.external_item_key}</th>
                     <td>{i.external_item_key}</td>
@@ -158,8 +261,9 @@ function Items({ catalog }: { catalog: Catalog }) {
                 ))}
           </Table>
         )}
+        {next && <Button onClick={() => void read(next)} busy={loading}>Show more items</Button>}
       </section>
-      {makesBooks && <MakeBook catalog={catalog} found={words.length > 0 && shown ? shown : null} />}
+      {makesBooks && <MakeBook catalog={catalog} found={searching && items ? items : null} />}
     </>
   );
 }

@@ -45,6 +45,7 @@ function ManageWebhooks() {
   const options = useResource(() => call(client.GET('/v1/webhook-subscriptions/options')));
   const [secret, setSecret] = useState<{ title: string; value: string } | null>(null);
   const [deleting, setDeleting] = useState<Subscription | null>(null);
+  const [editing, setEditing] = useState<Subscription | null>(null);
   const [log, setLog] = useState<Subscription | null>(null);
   const [logVersion, setLogVersion] = useState(0);
   const [busy, setBusy] = useState<string | null>(null);
@@ -111,6 +112,7 @@ function ManageWebhooks() {
                 </div>
                 <div class="actions">
                   <Button onClick={() => { setLog(s); setLogVersion((v) => v + 1); }}>Delivery log<Hidden> of {s.name}</Hidden></Button>
+                  <Button onClick={() => setEditing(s)}>Edit<Hidden> {s.name}</Hidden></Button>
                   <Button onClick={() => sendTest(s)} busy={busy === `test:${s.id}`}>Send test event<Hidden> to {s.name}</Hidden></Button>
                   <Button onClick={() => toggle(s)} busy={busy === `toggle:${s.id}`}>{s.is_active ? 'Disable' : 'Enable'}<Hidden> {s.name}</Hidden></Button>
                   <Button onClick={() => rotate(s)} busy={busy === `rotate:${s.id}`}>Rotate secret<Hidden> of {s.name}</Hidden></Button>
@@ -121,6 +123,10 @@ function ManageWebhooks() {
           </ul>
         )}
       </section>
+      {editing && (
+        <EditSubscription key={editing.id} subscription={editing} options={options.data} optionsProblem={options.problem} onSaved={subscriptions.reload}
+          onClose={() => setEditing(null)} />
+      )}
       {log && <DeliveryLog key={`${log.id}:${logVersion}`} subscription={log} onClose={() => setLog(null)} />}
       <CreateSubscription
         options={options.data}
@@ -244,74 +250,185 @@ interface Form {
   event_types: string[];
   /** Random ids of the books whose events alone are sent; empty for every book. */
   books: string[];
+  /** Ids of the tracked links whose events alone are sent (with the books: any of them). */
+  links?: number[];
 }
-const EMPTY: Form = { name: '', target_url: '', event_types: [], books: [] };
+const EMPTY: Form = { name: '', target_url: '', event_types: [], books: [], links: [] };
 
 type Created = DataOf<'/v1/webhook-subscriptions', 'post', 201>;
+type FilterOut = Subscription['filters'][number];
+
+/** A subscription as the form shows it; filters the options no longer offer (a deleted book or link) are kept aside, sent back as read. */
+function formOf(s: Subscription, options: Options | undefined): { form: Form; kept: FilterOut[] } {
+  const kept: FilterOut[] = [];
+  const links: number[] = [];
+  for (const f of s.filters) {
+    if (f.type !== 'tracked_link') continue;
+    const link = options?.tracked_links.find((l) => l.value === f.value && l.book_id === f.book_id);
+    if (link) links.push(link.id);
+    else kept.push(f);
+  }
+  const books = s.filters.filter((f) => f.type === 'book').map((f) => f.value);
+  for (const f of s.filters) if (f.type === 'book' && options && !options.books.some((b) => b.value === f.value)) kept.push(f);
+  return { form: { name: s.name, target_url: s.target_url, event_types: s.event_types.map((e) => e.value), books: options ? books.filter((b) => options.books.some((o) => o.value === b)) : books, links }, kept };
+}
+
+function filtersOf(form: Form, kept: FilterOut[] = []) {
+  return [
+    ...(form.books ?? []).map((value) => ({ type: 'book' as const, value })),
+    ...(form.links ?? []).map((value) => ({ type: 'tracked_link' as const, value })),
+    ...kept.map((f) => ({ type: f.type, value: f.value, ...(f.book_id ? { book_id: f.book_id } : {}) })),
+  ];
+}
 
 /** "Create subscription": a name, the address, the events from the API's list. What was typed is kept until it is saved. */
 function CreateSubscription({ options, optionsProblem, onCreated }: { options: Options | undefined; optionsProblem: Problem | null; onCreated: (created: Created) => void }) {
-  const draft = useDraft<Form>(draftKey('webhook-subscription', 'new'), () => EMPTY, { differs: (v) => v.name !== '' || v.target_url !== '' || v.event_types.length > 0 || v.books.length > 0 });
-  const form = draft.value;
+  const draft = useDraft<Form>(draftKey('webhook-subscription', 'new'), () => EMPTY, { differs: (v) => v.name !== '' || v.target_url !== '' || v.event_types.length > 0 || v.books.length > 0 || (v.links ?? []).length > 0 });
   const [busy, setBusy] = useState(false);
   const [problem, setProblem] = useState<Problem | null>(null);
-  const toggle = (value: string, on: boolean) => draft.set((f) => ({ ...f, event_types: on ? [...f.event_types, value] : f.event_types.filter((v) => v !== value) }));
-  const toggleBook = (value: string, on: boolean) => draft.set((f) => ({ ...f, books: on ? [...(f.books ?? []), value] : (f.books ?? []).filter((v) => v !== value) }));
-  const books = form.books ?? [];
-  const submit = async (event: Event) => {
-    event.preventDefault();
+  const submit = async () => {
     if (busy) return;
+    const form = draft.value;
     setBusy(true);
-    const result = await call(client.POST('/v1/webhook-subscriptions', { body: { name: form.name.trim(), target_url: form.target_url.trim(), event_types: form.event_types, filters: books.map((value) => ({ type: 'book' as const, value })) } }));
+    const result = await call(client.POST('/v1/webhook-subscriptions', { body: { name: form.name.trim(), target_url: form.target_url.trim(), event_types: form.event_types, filters: filtersOf(form) } }));
     setBusy(false);
     if (!result.ok) return setProblem(result.problem);
     setProblem(null);
     draft.saved(EMPTY);
     onCreated(result.data);
   };
-  const eventErrors = fieldErrors(problem, 'event_types');
   return (
     <section class="card" aria-labelledby="create-subscription">
       <h2 id="create-subscription">Add a subscription</h2>
       <DraftNotice restored={draft.restored} onDiscard={() => draft.discard(EMPTY)} />
-      <form class="stack" onSubmit={submit} noValidate>
-        <TextInput label="Name" autoComplete="off" hint="What it is for, e.g. “CRM: new leads”." value={form.name} onValue={(name) => draft.set((f) => ({ ...f, name }))} errors={fieldErrors(problem, 'name')} />
-        <TextInput label="Endpoint URL" autoComplete="off" spellcheck={false} hint="Where the events are sent (https, on a public address)." value={form.target_url} onValue={(target_url) => draft.set((f) => ({ ...f, target_url }))} errors={fieldErrors(problem, 'target_url')} />
-        <fieldset aria-describedby={eventErrors ? 'event-errors' : undefined}>
-          <legend>Events</legend>
-          {!options && !optionsProblem && <Loading what="the events" />}
-          <ErrorMessage problem={optionsProblem} title="The list of events could not be read" />
-          <div class="check-grid">
-            {options?.event_types.map((type) => (
-              <label class="check" key={type.value}>
-                <input type="checkbox" checked={form.event_types.includes(type.value)} onChange={(event) => toggle(type.value, event.currentTarget.checked)} />
-                {type.label}
+      <SubscriptionFields id="new" form={draft.value} set={draft.set} options={options} optionsProblem={optionsProblem} problem={problem} busy={busy} onSubmit={submit}
+        problemTitle="The subscription was not created" submitLabel="Create subscription" />
+    </section>
+  );
+}
+
+/** Changing a subscription's name, address, events and filters (PUT); what was typed is kept until it is saved. */
+function EditSubscription({ subscription, options, optionsProblem, onSaved, onClose }: { subscription: Subscription; options: Options | undefined; optionsProblem: Problem | null; onSaved: () => Promise<void>; onClose: () => void }) {
+  const { form: initial, kept } = formOf(subscription, options);
+  const draft = useDraft<Form>(draftKey('webhook-subscription', String(subscription.id)), () => initial, {
+    base: subscription.updated_at,
+    differs: (v) => JSON.stringify(v) !== JSON.stringify(initial),
+  });
+  const [busy, setBusy] = useState(false);
+  const [problem, setProblem] = useState<Problem | null>(null);
+  const heading = useRef<HTMLHeadingElement>(null);
+  useEffect(() => heading.current?.focus(), []);
+  const submit = async () => {
+    if (busy) return;
+    const form = draft.value;
+    setBusy(true);
+    const result = await call(client.PUT('/v1/webhook-subscriptions/{subscription}', {
+      params: { path: path(subscription) },
+      body: { name: form.name.trim(), target_url: form.target_url.trim(), event_types: form.event_types, filters: filtersOf(form, kept) },
+    }));
+    setBusy(false);
+    if (!result.ok) return setProblem(result.problem);
+    setProblem(null);
+    draft.saved(initial);
+    notify(`The subscription “${result.data.name}” was saved.`);
+    onClose();
+    await onSaved();
+  };
+  return (
+    <section class="card card-highlight" aria-labelledby="edit-subscription">
+      <h2 id="edit-subscription" ref={heading} tabIndex={-1}>Edit “{subscription.name}”</h2>
+      <DraftNotice restored={draft.restored} onDiscard={() => draft.discard(initial)} />
+      {kept.length > 0 && <p class="hint">{`Also kept: ${kept.length} ${kept.length === 1 ? 'filter' : 'filters'} for a deleted book or link.`}</p>}
+      <SubscriptionFields id={`edit-${subscription.id}`} form={draft.value} set={draft.set} options={options} optionsProblem={optionsProblem} problem={problem} busy={busy} onSubmit={submit}
+        problemTitle="The subscription was not saved" submitLabel="Save subscription" onCancel={() => { draft.discard(initial); onClose(); }} />
+    </section>
+  );
+}
+
+interface FieldsProps {
+  id: string;
+  form: Form;
+  set: (change: (f: Form) => Form) => void;
+  options: Options | undefined;
+  optionsProblem: Problem | null;
+  problem: Problem | null;
+  busy: boolean;
+  onSubmit: () => void;
+  problemTitle: string;
+  submitLabel: string;
+  onCancel?: () => void;
+}
+
+/** The subscription's fields: name, address, events, and the books and tracked links it is limited to. */
+function SubscriptionFields({ id, form, set, options, optionsProblem, problem, busy, onSubmit, problemTitle, submitLabel, onCancel }: FieldsProps) {
+  const toggle = (value: string, on: boolean) => set((f) => ({ ...f, event_types: on ? [...f.event_types, value] : f.event_types.filter((v) => v !== value) }));
+  const toggleBook = (value: string, on: boolean) => set((f) => ({ ...f, books: on ? [...(f.books ?? []), value] : (f.books ?? []).filter((v) => v !== value) }));
+  const toggleLink = (value: number, on: boolean) => set((f) => ({ ...f, links: on ? [...(f.links ?? []), value] : (f.links ?? []).filter((v) => v !== value) }));
+  const books = form.books ?? [];
+  const links = form.links ?? [];
+  const eventErrors = fieldErrors(problem, 'event_types');
+  const filterErrors = Object.entries(problem?.details ?? {}).filter(([field]) => field.startsWith('filters')).flatMap(([, messages]) => messages);
+  const bookName = (randomId: string) => options?.books.find((b) => b.value === randomId)?.label ?? randomId;
+  return (
+    <form class="stack" onSubmit={(event) => { event.preventDefault(); onSubmit(); }} noValidate>
+      <TextInput label="Name" autoComplete="off" hint="What it is for, e.g. “CRM: new leads”." value={form.name} onValue={(name) => set((f) => ({ ...f, name }))} errors={fieldErrors(problem, 'name')} />
+      <TextInput label="Endpoint URL" autoComplete="off" spellcheck={false} hint="Where the events are sent (https, on a public address)." value={form.target_url} onValue={(target_url) => set((f) => ({ ...f, target_url }))} errors={fieldErrors(problem, 'target_url')} />
+      <fieldset aria-describedby={eventErrors ? `${id}-event-errors` : undefined}>
+        <legend>Events</legend>
+        {!options && !optionsProblem && <Loading what="the events" />}
+        <ErrorMessage problem={optionsProblem} title="The list of events could not be read" />
+        <div class="check-grid">
+          {options?.event_types.map((type) => (
+            <label class="check" key={type.value}>
+              <input type="checkbox" checked={form.event_types.includes(type.value)} onChange={(event) => toggle(type.value, event.currentTarget.checked)} />
+              {type.label}
+            </label>
+          ))}
+        </div>
+        {eventErrors && (
+          <ul class="field-errors" id={`${id}-event-errors`}>
+            {eventErrors.map((message) => <li key={message}>{message}</li>)}
+          </ul>
+        )}
+      </fieldset>
+      {options && options.books.length > 0 && (
+        <fieldset>
+          <legend>Only for these books (optional)</legend>
+          <p class="hint">None chosen here or below: the events of every book.</p>
+          <div class="check-grid check-scroll">
+            {options.books.map((book) => (
+              <label class="check" key={book.value}>
+                <input type="checkbox" checked={books.includes(book.value)} onChange={(event) => toggleBook(book.value, event.currentTarget.checked)} />
+                {book.label}
               </label>
             ))}
           </div>
-          {eventErrors && (
-            <ul class="field-errors" id="event-errors">
-              {eventErrors.map((message) => <li key={message}>{message}</li>)}
+        </fieldset>
+      )}
+      {options && options.tracked_links.length > 0 && (
+        <fieldset aria-describedby={filterErrors.length ? `${id}-filter-errors` : undefined}>
+          <legend>Only for these tracked links (optional)</legend>
+          <p class="hint">An event is sent when it is of a chosen book or comes through a chosen link.</p>
+          <div class="check-grid check-scroll">
+            {options.tracked_links.map((link) => (
+              <label class="check" key={link.id}>
+                <input type="checkbox" checked={links.includes(link.id)} onChange={(event) => toggleLink(link.id, event.currentTarget.checked)} />
+                {`${link.label} (${bookName(link.book_id)})`}
+              </label>
+            ))}
+          </div>
+          {filterErrors.length > 0 && (
+            <ul class="field-errors" id={`${id}-filter-errors`}>
+              {filterErrors.map((message) => <li key={message}>{message}</li>)}
             </ul>
           )}
         </fieldset>
-        {options && options.books.length > 0 && (
-          <fieldset>
-            <legend>Only for these books (optional)</legend>
-            <p class="hint">None chosen: the events of every book.</p>
-            <div class="check-grid check-scroll">
-              {options.books.map((book) => (
-                <label class="check" key={book.value}>
-                  <input type="checkbox" checked={books.includes(book.value)} onChange={(event) => toggleBook(book.value, event.currentTarget.checked)} />
-                  {book.label}
-                </label>
-              ))}
-            </div>
-          </fieldset>
-        )}
-        <ErrorMessage problem={problem} shownFields={['name', 'target_url', 'event_types']} title="The subscription was not created" />
-        <Button type="submit" variant="primary" busy={busy}>Create subscription</Button>
-      </form>
-    </section>
+      )}
+      <ErrorMessage problem={problem} shownFields={['name', 'target_url', 'event_types', ...Object.keys(problem?.details ?? {}).filter((f) => f.startsWith('filters'))]} title={problemTitle} />
+      <div class="actions">
+        <Button type="submit" variant="primary" busy={busy}>{submitLabel}</Button>
+        {onCancel && <Button onClick={onCancel}>Cancel editing</Button>}
+      </div>
+    </form>
   );
 }

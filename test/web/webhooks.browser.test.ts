@@ -66,12 +66,15 @@ describe('webhooks in the application', { skip: WEB_SKIP }, () => {
       await list.getByText('Active').waitFor();
       await list.getByText('Spring catalogue').waitFor();
 
-      // A test event: it reaches the receiver, signed with the secret shown, and the log says so.
+      // A test event of the type chosen: it reaches the receiver, signed with the secret shown, and the log says so.
+      const testType = page.getByRole('combobox', { name: 'Test event for CRM' });
+      assert.equal(await testType.inputValue(), 'flipbook.created');
+      await testType.selectOption({ label: 'Link clicked' });
       await page.getByRole('button', { name: 'Send test event to CRM' }).click();
       await page.getByRole('heading', { name: 'Delivery log: CRM' }).waitFor();
       const request = await eventually(async () => receiver.received.find((r) => r.path === '/hooks'), { timeoutMs: 30_000 });
       const payload = verify(secret, request) as { type: string };
-      assert.equal(payload.type, 'flipbook.created');
+      assert.equal(payload.type, 'link_clicked');
       const eventId = request.headers['webhook-id']!;
       assert.match(eventId, /^evt_test_/);
       const log = page.getByRole('table', { name: 'Deliveries to CRM, newest first' });
@@ -79,9 +82,24 @@ describe('webhooks in the application', { skip: WEB_SKIP }, () => {
       await row.getByRole('cell', { name: 'Delivered' }).waitFor({ timeout: 20_000 });
       await row.getByRole('cell', { name: 'HTTP 200' }).waitFor();
       await page.getByRole('button', { name: `Details of ${eventId}` }).click();
-      assert.match(await page.getByRole('region', { name: `Body sent for ${eventId}` }).innerText(), /flipbook\.created/);
+      assert.match(await page.getByRole('region', { name: `Body sent for ${eventId}` }).innerText(), /link_clicked/);
       assert.equal((await page.getByRole('region', { name: `Answer received for ${eventId}` }).innerText()).trim(), 'ok');
+      // Every attempt, from GET …/deliveries/{delivery}.
+      const attempts = page.getByRole('table', { name: `Attempts to deliver ${eventId}` });
+      const first = attempts.getByRole('row').filter({ has: page.getByRole('rowheader', { name: '1', exact: true }) });
+      await first.getByRole('cell', { name: 'Delivered' }).waitFor();
+      await first.getByRole('cell', { name: 'HTTP 200' }).waitFor();
       await assertAccessible(page, 'Webhooks, the delivery log');
+
+      // Filtered by status: no failed delivery; every status again shows it.
+      const show = page.getByRole('combobox', { name: 'Show deliveries' });
+      await show.selectOption({ label: 'Failed' });
+      await page.getByText('No deliveries with the status “failed”.').waitFor();
+      assert.equal(await log.count(), 0);
+      await show.selectOption({ label: 'Delivered' });
+      await row.getByRole('cell', { name: 'Delivered' }).waitFor();
+      await show.selectOption({ label: 'Every status' });
+      await row.waitFor();
 
       // Redelivered: the same webhook-id arrives again.
       await page.getByRole('button', { name: `Redeliver ${eventId}` }).click();
@@ -155,9 +173,13 @@ describe('webhooks in the application', { skip: WEB_SKIP }, () => {
       await edit.getByRole('checkbox', { name: 'Flipbook created' }).check();
       await edit.getByRole('checkbox', { name: 'Newsletter (Spring catalogue)' }).uncheck();
       await edit.getByRole('group', { name: 'Only for these books (optional)' }).getByRole('checkbox', { name: 'Spring catalogue' }).check();
+      await edit.getByRole('combobox', { name: 'Body format' }).selectOption({ label: 'Slack incoming webhook' });
       await edit.getByRole('button', { name: 'Save subscription' }).click();
       await page.getByText('The subscription “Clicks and leads” was saved.').waitFor();
       await page.getByRole('region', { name: /^Edit/ }).waitFor({ state: 'detached' });
+      // Focus is back on the subscription's "Edit" button.
+      await page.getByRole('button', { name: 'Edit Clicks and leads' }).waitFor();
+      await page.waitForFunction(() => document.activeElement?.textContent === 'Edit Clicks and leads');
       const saved = list.getByRole('listitem').filter({ has: page.getByRole('heading', { name: 'Clicks and leads' }) });
       await saved.getByText(`${receiver.url}/clicks-and-leads`).waitFor();
       const after = (await suite.svc.request('GET', `/v1/webhook-subscriptions/${created.id}`, { key: suite.key })).body.data;
@@ -165,6 +187,23 @@ describe('webhooks in the application', { skip: WEB_SKIP }, () => {
       assert.equal(after.target_url, `${receiver.url}/clicks-and-leads`);
       assert.deepEqual(after.event_types.map((e: { value: string }) => e.value).sort(), ['flipbook.created', 'link_clicked']);
       assert.deepEqual(after.filters.map((f: { type: string; value: string }) => [f.type, f.value]), [['book', suite.bookId]]);
+      assert.equal(after.provider, 'slack');
+      await saved.getByText('Slack incoming webhook').waitFor();
+
+      // The log shows its newest 50, then the older ones on demand.
+      for (let i = 0; i < 53; i++) {
+        const sent = await suite.svc.request('POST', `/v1/webhook-subscriptions/${created.id}/test`, { key: suite.key });
+        assert.equal(sent.status, 202);
+      }
+      await page.getByRole('button', { name: 'Delivery log of Clicks and leads' }).click();
+      const log = page.getByRole('table', { name: 'Deliveries to Clicks and leads, newest first' });
+      await eventually(async () => ((await log.getByRole('row').count()) === 51 ? true : undefined));
+      await page.getByRole('button', { name: 'Show older deliveries' }).click();
+      await eventually(async () => ((await log.getByRole('row').count()) === 54 ? true : undefined));
+      await page.getByRole('button', { name: 'Show older deliveries' }).waitFor({ state: 'detached' });
+      const ids = await log.locator('tbody th code').allInnerTexts();
+      assert.equal(new Set(ids).size, 53);
+      await assertAccessible(page, 'Webhooks, the delivery log paged');
       assert.deepEqual(tab.problems, []);
     });
   });

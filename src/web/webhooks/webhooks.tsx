@@ -1,3 +1,4 @@
+import type { paths } from '@flipbook/client';
 import { Fragment } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { call, client, managesPeople, type DataOf, type Problem } from '../api.ts';
@@ -7,6 +8,7 @@ import { CopyField } from '../components/copy-field.tsx';
 import { DraftNotice } from '../components/draft-notice.tsx';
 import { ErrorMessage, fieldErrors } from '../components/error-message.tsx';
 import { TextInput } from '../components/field.tsx';
+import { Select } from '../components/select.tsx';
 import { Loading } from '../components/loading.tsx';
 import { Page } from '../components/page.tsx';
 import { Table } from '../components/table.tsx';
@@ -18,6 +20,10 @@ import { useResource } from '../resource.ts';
 type Subscription = DataOf<'/v1/webhook-subscriptions', 'get'>[number];
 type Delivery = DataOf<'/v1/webhook-subscriptions/{subscription}/deliveries', 'get'>[number];
 type Options = DataOf<'/v1/webhook-subscriptions/options', 'get'>;
+type DeliveryWithAttempts = DataOf<'/v1/webhook-subscriptions/{subscription}/deliveries/{delivery}', 'get'>;
+type EventType = NonNullable<NonNullable<paths['/v1/webhook-subscriptions/{subscription}/test']['post']['parameters']['query']>['event_type']>;
+type Provider = NonNullable<paths['/v1/webhook-subscriptions']['post']['requestBody']['content']['application/json']['provider']>;
+type DeliveryStatus = Delivery['status'];
 
 /** The path parameter is an integer in the API; the client types it so. */
 const path = (subscription: Subscription) => ({ subscription: subscription.id });
@@ -50,6 +56,12 @@ function ManageWebhooks() {
   const [logVersion, setLogVersion] = useState(0);
   const [busy, setBusy] = useState<string | null>(null);
   const [problem, setProblem] = useState<{ id: number; title: string; problem: Problem } | null>(null);
+  /** Focus goes back to the subscription's "Edit" button when its edit closes (saved or cancelled). */
+  const closeEdit = (s: Subscription) => {
+    setEditing(null);
+    // After the form is gone (and the list re-rendered), on the next frame.
+    requestAnimationFrame(() => document.getElementById(`edit-subscription-${s.id}`)?.focus());
+  };
 
   /** Runs one action on a subscription; its error is shown under that subscription. */
   const act = async (subscription: Subscription, what: string, title: string, run: () => Promise<{ ok: true; data: unknown } | { ok: false; problem: Problem }>, done: string) => {
@@ -71,8 +83,12 @@ function ManageWebhooks() {
     const result = await act(s, 'rotate', 'The secret was not rotated', () => call(client.POST('/v1/webhook-subscriptions/{subscription}/rotate-secret', { params: { path: path(s) } })), `The signing secret of “${s.name}” was rotated.`);
     if (result?.ok) setSecret({ title: `The new signing secret of “${s.name}”`, value: (result.data as { signing_secret: string }).signing_secret });
   };
+  const [testTypes, setTestTypes] = useState<Record<number, string>>({});
+  const testTypeOf = (s: Subscription) => testTypes[s.id] ?? s.event_types[0]?.value ?? '';
   const sendTest = async (s: Subscription) => {
-    const result = await act(s, 'test', 'The test event was not sent', () => call(client.POST('/v1/webhook-subscriptions/{subscription}/test', { params: { path: path(s) } })), `A test event is on its way to “${s.name}”.`);
+    const eventType = testTypeOf(s);
+    const query = eventType ? { event_type: eventType as EventType } : {};
+    const result = await act(s, 'test', 'The test event was not sent', () => call(client.POST('/v1/webhook-subscriptions/{subscription}/test', { params: { path: path(s), query } })), `A test event is on its way to “${s.name}”.`);
     if (result?.ok) {
       setLog(s);
       setLogVersion((v) => v + 1);
@@ -97,6 +113,8 @@ function ManageWebhooks() {
                   <dl class="facts facts-inline">
                     <dt>Address</dt>
                     <dd><code>{s.target_url}</code></dd>
+                    <dt>Body format</dt>
+                    <dd>{options.data?.providers.find((p) => p.value === s.provider)?.label ?? s.provider}</dd>
                     <dt>Events</dt>
                     <dd>{s.event_types.map((e) => e.label).join(', ')}</dd>
                     <dt>Only for</dt>
@@ -112,7 +130,13 @@ function ManageWebhooks() {
                 </div>
                 <div class="actions">
                   <Button onClick={() => { setLog(s); setLogVersion((v) => v + 1); }}>Delivery log<Hidden> of {s.name}</Hidden></Button>
-                  <Button onClick={() => setEditing(s)}>Edit<Hidden> {s.name}</Hidden></Button>
+                  <Button onClick={() => setEditing(s)} id={`edit-subscription-${s.id}`}>Edit<Hidden> {s.name}</Hidden></Button>
+                  <span class="inline-field">
+                    <label for={`test-type-${s.id}`}>Test event<Hidden> for {s.name}</Hidden></label>
+                    <select id={`test-type-${s.id}`} value={testTypeOf(s)} onChange={(event) => { const value = event.currentTarget.value; setTestTypes((t) => ({ ...t, [s.id]: value })); }}>
+                      {(options.data?.event_types ?? s.event_types).map((type) => <option key={type.value} value={type.value}>{type.label}</option>)}
+                    </select>
+                  </span>
                   <Button onClick={() => sendTest(s)} busy={busy === `test:${s.id}`}>Send test event<Hidden> to {s.name}</Hidden></Button>
                   <Button onClick={() => toggle(s)} busy={busy === `toggle:${s.id}`}>{s.is_active ? 'Disable' : 'Enable'}<Hidden> {s.name}</Hidden></Button>
                   <Button onClick={() => rotate(s)} busy={busy === `rotate:${s.id}`}>Rotate secret<Hidden> of {s.name}</Hidden></Button>
@@ -125,7 +149,7 @@ function ManageWebhooks() {
       </section>
       {editing && (
         <EditSubscription key={editing.id} subscription={editing} options={options.data} optionsProblem={options.problem} onSaved={subscriptions.reload}
-          onClose={() => setEditing(null)} />
+          onClose={() => closeEdit(editing)} />
       )}
       {log && <DeliveryLog key={`${log.id}:${logVersion}`} subscription={log} onClose={() => setLog(null)} />}
       <CreateSubscription
@@ -174,42 +198,85 @@ function NewSecret({ title, secret, onDone }: { title: string; secret: string; o
 
 const STATUS_WORDS: Record<Delivery['status'], string> = { pending: 'Pending', succeeded: 'Delivered', failed: 'Failed' };
 
-/** The delivery log of one subscription, newest first; read again every 2 s while a delivery is pending. */
+const STATUS_CHOICES: { value: '' | DeliveryStatus; label: string }[] = [
+  { value: '', label: 'Every status' }, { value: 'pending', label: 'Pending' }, { value: 'succeeded', label: 'Delivered' }, { value: 'failed', label: 'Failed' },
+];
+const PAGE = 50;
+
+/**
+ * The delivery log of one subscription, newest first, filtered by status; the newest 50 are read again every 2 s
+ * while one of them is pending, and "Show older deliveries" reads the next 50 after the last one shown.
+ */
 function DeliveryLog({ subscription, onClose }: { subscription: Subscription; onClose: () => void }) {
-  const deliveries = useResource(() => call(client.GET('/v1/webhook-subscriptions/{subscription}/deliveries', { params: { path: path(subscription), query: { limit: 50 } } })));
-  const [problem, setProblem] = useState<Problem | null>(null);
+  const [status, setStatus] = useState<'' | DeliveryStatus>('');
+  /** A page of the log with its meta (the cursor to the next page). */
+  const readPage = (cursor?: string) => {
+    const request = client.GET('/v1/webhook-subscriptions/{subscription}/deliveries', { params: { path: path(subscription), query: { limit: PAGE, ...(status ? { status } : {}), ...(cursor ? { cursor } : {}) } } });
+    return call(request.then((r) => ({ ...r, data: r.data ? { data: r.data } : undefined })));
+  };
+  const deliveries = useResource(() => readPage());
+  const [older, setOlder] = useState<{ items: Delivery[]; cursor: string | null; has_more: boolean } | null>(null);
+  const [olderBusy, setOlderBusy] = useState(false);
+  const [problem, setProblem] = useState<{ title: string; problem: Problem } | null>(null);
   const [open, setOpen] = useState<number | null>(null);
-  const pending = deliveries.data?.some((d) => d.status === 'pending') ?? false;
+  const first = deliveries.data?.data;
+  const pending = first?.some((d) => d.status === 'pending') ?? false;
   const { reload, loading } = deliveries;
   useEffect(() => {
     if (!pending || loading) return;
     const timer = setTimeout(() => void reload(), 2000);
     return () => clearTimeout(timer);
   }, [pending, loading, reload]);
+  // A new status filter reads the log again from its newest.
+  const filtered = useRef(status);
+  useEffect(() => {
+    if (filtered.current === status) return;
+    filtered.current = status;
+    setOlder(null);
+    setOpen(null);
+    void reload();
+  }, [status, reload]);
+  const firstMeta = deliveries.data?.meta;
+  const hasMore = older ? older.has_more : firstMeta?.has_more ?? false;
+  const showOlder = async () => {
+    const cursor = older ? older.cursor : firstMeta?.next_cursor;
+    if (!cursor || olderBusy) return;
+    setOlderBusy(true);
+    const result = await readPage(cursor);
+    setOlderBusy(false);
+    if (!result.ok) return setProblem({ title: 'The older deliveries could not be read', problem: result.problem });
+    setProblem(null);
+    const page = result.data;
+    setOlder((o) => ({ items: [...(o?.items ?? []), ...page.data], cursor: page.meta.next_cursor, has_more: page.meta.has_more }));
+  };
+  const shown = [...(first ?? []), ...(older?.items ?? []).filter((d) => !first?.some((f) => f.id === d.id))];
   const redeliver = async (delivery: Delivery) => {
     const result = await call(client.POST('/v1/webhook-subscriptions/{subscription}/deliveries/{delivery}/redeliver', { params: { path: { ...path(subscription), delivery: delivery.id } } }));
-    setProblem(result.ok ? null : result.problem);
+    setProblem(result.ok ? null : { title: 'The delivery was not sent again', problem: result.problem });
     if (result.ok) {
       notify(`The delivery ${delivery.event_id} is sent again.`);
+      setOlder((o) => (o ? { ...o, items: o.items.map((d) => (d.id === result.data.id ? result.data : d)) } : o));
       await reload();
     }
   };
+  const statusWords = STATUS_CHOICES.find((c) => c.value === status)!.label.toLowerCase();
   return (
     <section class="card" aria-labelledby="delivery-log">
       <h2 id="delivery-log">Delivery log: {subscription.name}</h2>
       <div class="actions">
-        <Button onClick={() => void reload()} busy={loading}>Refresh<Hidden> the delivery log</Hidden></Button>
+        <Button onClick={() => { setOlder(null); void reload(); }} busy={loading}>Refresh<Hidden> the delivery log</Hidden></Button>
         <Button onClick={onClose}>Close<Hidden> the delivery log</Hidden></Button>
       </div>
+      <Select label="Show deliveries" value={status} options={STATUS_CHOICES} onValue={(value) => setStatus(value as '' | DeliveryStatus)} />
       <p class="hint" role="status">{pending ? 'A delivery is pending: the log is read again every 2 seconds.' : ''}</p>
       <ErrorMessage problem={deliveries.problem} title="The delivery log could not be read" />
-      <ErrorMessage problem={problem} title="The delivery was not sent again" />
-      {deliveries.data?.length === 0 && <p class="empty">No deliveries yet. “Send test event” sends one.</p>}
-      {deliveries.data && deliveries.data.length > 0 && (
+      <ErrorMessage problem={problem?.problem ?? null} title={problem?.title ?? ''} />
+      {first?.length === 0 && <p class="empty">{status ? `No deliveries with the status “${statusWords}”.` : 'No deliveries yet. “Send test event” sends one.'}</p>}
+      {first && shown.length > 0 && (
         <Table caption={`Deliveries to ${subscription.name}, newest first`} hideCaption head={
           <tr><th scope="col">Event</th><th scope="col">Status</th><th scope="col">Attempts</th><th scope="col">Response</th><th scope="col">Created</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr>
         }>
-          {deliveries.data.map((d) => (
+          {shown.map((d) => (
             <Fragment key={d.id}>
               <tr>
                 <th scope="row">{d.event_type}<br /><code class="item-meta">{d.event_id}</code></th>
@@ -225,14 +292,7 @@ function DeliveryLog({ subscription, onClose }: { subscription: Subscription; on
               {open === d.id && (
                 <tr>
                   <td colSpan={6}>
-                    <p>Body sent:</p>
-                    <pre class="code" tabIndex={0} role="region" aria-label={`Body sent for ${d.event_id}`}>{JSON.stringify(d.payload, null, 2)}</pre>
-                    {d.response_body !== undefined && (
-                      <>
-                        <p>Answer received:</p>
-                        <pre class="code" tabIndex={0} role="region" aria-label={`Answer received for ${d.event_id}`}>{d.response_body || '(empty)'}</pre>
-                      </>
-                    )}
+                    <DeliveryDetails subscription={subscription} delivery={d} />
                   </td>
                 </tr>
               )}
@@ -240,7 +300,50 @@ function DeliveryLog({ subscription, onClose }: { subscription: Subscription; on
           ))}
         </Table>
       )}
+      {first && hasMore && (
+        <div class="actions">
+          <Button onClick={showOlder} busy={olderBusy}>Show older deliveries</Button>
+        </div>
+      )}
     </section>
+  );
+}
+
+const OUTCOME_WORDS: Record<string, string> = { succeeded: 'Delivered', failed: 'Failed' };
+
+/** A delivery's body, its last answer, and every attempt made (GET …/deliveries/{delivery}). */
+function DeliveryDetails({ subscription, delivery: d }: { subscription: Subscription; delivery: Delivery }) {
+  const detail = useResource<DeliveryWithAttempts>(() => call(client.GET('/v1/webhook-subscriptions/{subscription}/deliveries/{delivery}', { params: { path: { ...path(subscription), delivery: d.id } } })));
+  const attempts = detail.data?.attempt_log ?? [];
+  return (
+    <>
+      <p>Body sent:</p>
+      <pre class="code" tabIndex={0} role="region" aria-label={`Body sent for ${d.event_id}`}>{JSON.stringify(d.payload, null, 2)}</pre>
+      {d.response_body !== undefined && (
+        <>
+          <p>Answer received:</p>
+          <pre class="code" tabIndex={0} role="region" aria-label={`Answer received for ${d.event_id}`}>{d.response_body || '(empty)'}</pre>
+        </>
+      )}
+      {detail.loading && !detail.data && <Loading what="the attempts" />}
+      <ErrorMessage problem={detail.problem} title="The attempts could not be read" />
+      {detail.data && attempts.length === 0 && <p class="empty">No attempt made yet.</p>}
+      {attempts.length > 0 && (
+        <Table caption={`Attempts to deliver ${d.event_id}`} head={
+          <tr><th scope="col">Attempt</th><th scope="col">Outcome</th><th scope="col">Answer</th><th scope="col">Took</th><th scope="col">At</th></tr>
+        }>
+          {attempts.map((a) => (
+            <tr key={a.attempt}>
+              <th scope="row">{a.attempt}</th>
+              <td>{OUTCOME_WORDS[a.outcome] ?? a.outcome}</td>
+              <td>{a.response_status !== null ? `HTTP ${a.response_status}` : ''}{a.error_message ? ` ${a.error_message}` : ''}{a.response_body ? <><br /><code class="item-meta">{a.response_body.slice(0, 200)}</code></> : null}</td>
+              <td>{`${a.duration_ms} ms`}</td>
+              <td>{formatDateTime(a.attempted_at)}</td>
+            </tr>
+          ))}
+        </Table>
+      )}
+    </>
   );
 }
 
@@ -252,8 +355,10 @@ interface Form {
   books: string[];
   /** Ids of the tracked links whose events alone are sent (with the books: any of them). */
   links?: number[];
+  /** The body format (a draft kept before it existed has none: the standard one). */
+  provider?: Provider;
 }
-const EMPTY: Form = { name: '', target_url: '', event_types: [], books: [], links: [] };
+const EMPTY: Form = { name: '', target_url: '', event_types: [], books: [], links: [], provider: 'standard' };
 
 type Created = DataOf<'/v1/webhook-subscriptions', 'post', 201>;
 type FilterOut = Subscription['filters'][number];
@@ -270,7 +375,7 @@ function formOf(s: Subscription, options: Options | undefined): { form: Form; ke
   }
   const books = s.filters.filter((f) => f.type === 'book').map((f) => f.value);
   for (const f of s.filters) if (f.type === 'book' && options && !options.books.some((b) => b.value === f.value)) kept.push(f);
-  return { form: { name: s.name, target_url: s.target_url, event_types: s.event_types.map((e) => e.value), books: options ? books.filter((b) => options.books.some((o) => o.value === b)) : books, links }, kept };
+  return { form: { name: s.name, target_url: s.target_url, provider: s.provider as Provider, event_types: s.event_types.map((e) => e.value), books: options ? books.filter((b) => options.books.some((o) => o.value === b)) : books, links }, kept };
 }
 
 function filtersOf(form: Form, kept: FilterOut[] = []) {
@@ -283,14 +388,14 @@ function filtersOf(form: Form, kept: FilterOut[] = []) {
 
 /** "Create subscription": a name, the address, the events from the API's list. What was typed is kept until it is saved. */
 function CreateSubscription({ options, optionsProblem, onCreated }: { options: Options | undefined; optionsProblem: Problem | null; onCreated: (created: Created) => void }) {
-  const draft = useDraft<Form>(draftKey('webhook-subscription', 'new'), () => EMPTY, { differs: (v) => v.name !== '' || v.target_url !== '' || v.event_types.length > 0 || v.books.length > 0 || (v.links ?? []).length > 0 });
+  const draft = useDraft<Form>(draftKey('webhook-subscription', 'new'), () => EMPTY, { differs: (v) => v.name !== '' || v.target_url !== '' || (v.provider ?? 'standard') !== 'standard' || v.event_types.length > 0 || v.books.length > 0 || (v.links ?? []).length > 0 });
   const [busy, setBusy] = useState(false);
   const [problem, setProblem] = useState<Problem | null>(null);
   const submit = async () => {
     if (busy) return;
     const form = draft.value;
     setBusy(true);
-    const result = await call(client.POST('/v1/webhook-subscriptions', { body: { name: form.name.trim(), target_url: form.target_url.trim(), event_types: form.event_types, filters: filtersOf(form) } }));
+    const result = await call(client.POST('/v1/webhook-subscriptions', { body: { name: form.name.trim(), target_url: form.target_url.trim(), provider: form.provider ?? 'standard', event_types: form.event_types, filters: filtersOf(form) } }));
     setBusy(false);
     if (!result.ok) return setProblem(result.problem);
     setProblem(null);
@@ -324,7 +429,7 @@ function EditSubscription({ subscription, options, optionsProblem, onSaved, onCl
     setBusy(true);
     const result = await call(client.PUT('/v1/webhook-subscriptions/{subscription}', {
       params: { path: path(subscription) },
-      body: { name: form.name.trim(), target_url: form.target_url.trim(), event_types: form.event_types, filters: filtersOf(form, kept) },
+      body: { name: form.name.trim(), target_url: form.target_url.trim(), provider: form.provider ?? 'standard', event_types: form.event_types, filters: filtersOf(form, kept) },
     }));
     setBusy(false);
     if (!result.ok) return setProblem(result.problem);
@@ -373,6 +478,10 @@ function SubscriptionFields({ id, form, set, options, optionsProblem, problem, b
     <form class="stack" onSubmit={(event) => { event.preventDefault(); onSubmit(); }} noValidate>
       <TextInput label="Name" autoComplete="off" hint="What it is for, e.g. “CRM: new leads”." value={form.name} onValue={(name) => set((f) => ({ ...f, name }))} errors={fieldErrors(problem, 'name')} />
       <TextInput label="Endpoint URL" autoComplete="off" spellcheck={false} hint="Where the events are sent (https, on a public address)." value={form.target_url} onValue={(target_url) => set((f) => ({ ...f, target_url }))} errors={fieldErrors(problem, 'target_url')} />
+      {options && (
+        <Select label="Body format" hint="Standard Webhooks JSON for your server and automation tools; a chat message for Slack, Discord or Teams." value={form.provider ?? 'standard'}
+          options={options.providers} onValue={(provider) => set((f) => ({ ...f, provider: provider as Provider }))} errors={fieldErrors(problem, 'provider')} />
+      )}
       <fieldset aria-describedby={eventErrors ? `${id}-event-errors` : undefined}>
         <legend>Events</legend>
         {!options && !optionsProblem && <Loading what="the events" />}
@@ -424,7 +533,7 @@ function SubscriptionFields({ id, form, set, options, optionsProblem, problem, b
           )}
         </fieldset>
       )}
-      <ErrorMessage problem={problem} shownFields={['name', 'target_url', 'event_types', ...Object.keys(problem?.details ?? {}).filter((f) => f.startsWith('filters'))]} title={problemTitle} />
+      <ErrorMessage problem={problem} shownFields={['name', 'target_url', 'provider', 'event_types', ...Object.keys(problem?.details ?? {}).filter((f) => f.startsWith('filters'))]} title={problemTitle} />
       <div class="actions">
         <Button type="submit" variant="primary" busy={busy}>{submitLabel}</Button>
         {onCancel && <Button onClick={onCancel}>Cancel editing</Button>}

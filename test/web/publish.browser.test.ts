@@ -129,6 +129,32 @@ describe('the publishing screens', { skip: WEB_SKIP || CORPUS_SKIP }, () => {
       const bookId = page.url().split('/').pop()!;
       const readerPage = await fetch(`${svc.url}/read/${bookId}`);
       assert.equal(readerPage.status, 200, 'published: the public reader answers');
+      // Schedule and expiry are kept as typed over a refusal and a reload, until each is saved.
+      await page.getByLabel('Publish on').fill('2020-01-01T10:00');
+      await page.getByLabel('Expires on').fill('2099-06-01T10:00');
+      await page.getByRole('button', { name: 'Schedule', exact: true }).click();
+      await page.getByRole('alert').filter({ hasText: 'The book was not changed' }).waitFor();
+      await page.getByText('Scheduling needs a published_date in the future.').waitFor();
+      await page.reload();
+      await heading(page, 'Outline sample');
+      await page.getByText('Your unsaved dates from before are back in the form.').waitFor();
+      assert.equal(await page.getByLabel('Publish on').inputValue(), '2020-01-01T10:00');
+      assert.equal(await page.getByLabel('Expires on').inputValue(), '2099-06-01T10:00');
+      await assertAccessible(page, 'Book page, dates kept');
+      await page.getByLabel('Publish on').fill('2099-01-01T09:00');
+      await page.getByRole('button', { name: 'Schedule', exact: true }).click();
+      await page.getByRole('status').filter({ hasText: 'The book will be published on' }).waitFor();
+      assert.equal(await page.getByLabel('Expires on').inputValue(), '2099-06-01T10:00', 'the expiry typed and not saved yet stays');
+      await page.getByRole('button', { name: 'Set expiry' }).click();
+      await page.getByRole('status').filter({ hasText: 'The book expires on' }).waitFor();
+      const dated = (await svc.request('GET', `/v1/books/${bookId}`, { key })).body.data;
+      assert.equal(dated.status, 'schedule');
+      assert.ok(dated.expires_at.startsWith('2099-06-01'));
+      await page.reload();
+      await heading(page, 'Outline sample');
+      assert.equal(await page.getByLabel('Expires on').inputValue(), '2099-06-01T10:00');
+      assert.equal(await page.getByLabel('Publish on').inputValue(), '2099-01-01T09:00');
+      assert.equal(await page.getByText('Your unsaved dates from before are back in the form.').count(), 0);
       await page.getByRole('button', { name: 'Delete book' }).click();
       const confirm = page.getByRole('dialog', { name: 'Delete “Outline sample”?' });
       await confirm.getByText(/its 4 pages/).waitFor();
@@ -256,7 +282,10 @@ describe('the publishing screens', { skip: WEB_SKIP || CORPUS_SKIP }, () => {
       await page.goto(`${svc.origin}/app/books?view=list&sort=name`);
       await heading(page, 'Books');
       await page.getByText('24 books shown.').waitFor();
-      await page.getByRole('button', { name: 'Show more books' }).click();
+      // From the keyboard. Focusing the button scrolls it into view, which may read the next page by itself first
+      // (the button is then gone, and Enter does nothing): either way the list ends with all 30.
+      await page.getByRole('button', { name: 'Show more books' }).focus();
+      await page.keyboard.press('Enter');
       await page.getByText('30 books shown, all of them.').waitFor();
       const names = await page.getByRole('table', { name: 'Books' }).locator('tbody th').allTextContents();
       assert.deepEqual(names, Array.from({ length: 30 }, (_, i) => `Volume ${String(i + 1).padStart(2, '0')}`));

@@ -198,8 +198,13 @@ function Details({ book, reload }: { book: Book; reload: () => Promise<void> }) 
 }
 
 function Publishing({ book, reload }: { book: Book; reload: () => Promise<void> }) {
-  const [when, setWhen] = useState(localInput(book.status === 'schedule' ? book.published_date : null));
-  const [expiry, setExpiry] = useState(localInput(book.expires_at));
+  const current = (b: Book) => ({ when: localInput(b.status === 'schedule' ? b.published_date : null), expiry: localInput(b.expires_at) });
+  // What was typed, and what the book said when the typing started (`from`): like the name, kept until it is saved.
+  const stored = () => ({ ...current(book), from: current(book) });
+  const draft = useDraft(draftKey('book-publishing', book.random_id), stored, { differs: (v) => v.when !== v.from.when || v.expiry !== v.from.expiry });
+  const { when, expiry } = draft.value;
+  const setWhen = (value: string) => draft.set((v) => ({ ...v, when: value }));
+  const setExpiry = (value: string) => draft.set((v) => ({ ...v, expiry: value }));
   const [busy, setBusy] = useState<string | null>(null);
   const [problem, setProblem] = useState<Problem | null>(null);
   const act = async (label: string, body: Parameters<typeof save>[1], done: string) => {
@@ -208,6 +213,16 @@ function Publishing({ book, reload }: { book: Book; reload: () => Promise<void> 
     setBusy(null);
     setProblem(result.ok ? null : result.problem);
     if (result.ok) {
+      // The field just saved shows the book's value; the other keeps what was typed into it and not saved yet.
+      const theirs = current(result.data);
+      const v = draft.value;
+      const next = {
+        when: 'published_date' in body || v.when === v.from.when ? theirs.when : v.when,
+        expiry: 'expires_at' in body || v.expiry === v.from.expiry ? theirs.expiry : v.expiry,
+        from: theirs,
+      };
+      if (next.when === theirs.when && next.expiry === theirs.expiry) draft.saved(next);
+      else draft.set(next);
       notify(done);
       await reload();
     }
@@ -216,6 +231,7 @@ function Publishing({ book, reload }: { book: Book; reload: () => Promise<void> 
   return (
     <section class="card stack" aria-labelledby="publishing-heading">
       <h2 id="publishing-heading">Publishing</h2>
+      <DraftNotice restored={draft.restored} what="dates" onDiscard={() => draft.discard(stored())} />
       <p>The book is <strong>{STATUS_WORDS[status].toLowerCase()}</strong>.{book.status === 'schedule' && ` It is published on ${formatDateTime(book.published_date)}.`}</p>
       <div class="actions">
         {book.status !== 'publish' && <Button variant="primary" busy={busy === 'publish'} onClick={() => act('publish', { status: 'publish' }, 'The book is published.')}>Publish</Button>}

@@ -9,6 +9,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import sharp from 'sharp';
+import { insertBook } from '../factories.ts';
 import { assertAccessible, heading, WEB_SKIP, webSuite } from './web-browser.ts';
 
 describe('brand in the application', { skip: WEB_SKIP }, () => {
@@ -78,6 +79,25 @@ describe('brand in the application', { skip: WEB_SKIP }, () => {
       await reader.getByRole('img', { name: 'Acme' }).waitFor();
       assert.equal(await reader.locator('.brand-mark').getAttribute('href'), 'https://acme.example');
       await reader.close();
+      assert.deepEqual(tab.problems.filter((p) => !p.includes('/read/')), []);
+    });
+  });
+
+  it('previews the brand on the book chosen', async () => {
+    // A newer book: the preview starts on it, and the person picks the other one.
+    await insertBook(suite.svc, suite.workspaceId, { name: 'Brochure', status: 'publish', publishedDate: new Date(), updatedAt: new Date(Date.now() + 60_000) });
+    await suite.signedIn('admin@example.com', null, async (tab) => {
+      const { page } = tab;
+      await page.goto(`${suite.svc.origin}/app/brand`);
+      await heading(page, 'Brand');
+      await page.locator('iframe[title="Preview: Brochure with the brand of Acme"]').waitFor();
+      const choice = page.getByRole('combobox', { name: 'Book to preview' });
+      assert.equal(await choice.locator('option:checked').innerText(), 'Brochure');
+      await choice.selectOption({ label: 'Catalogue' });
+      const frame = page.frameLocator('iframe[title="Preview: Catalogue with the brand of Acme"]');
+      await frame.getByRole('img', { name: 'Acme' }).waitFor({ timeout: 15_000 });
+      await page.waitForFunction(() => (bookId) => document.querySelector<HTMLIFrameElement>('iframe.reader-frame')?.src.includes(`/read/${bookId}/preview`), suite.bookId, { timeout: 15_000 });
+      await assertAccessible(page, 'Brand, another book previewed');
       assert.deepEqual(tab.problems.filter((p) => !p.includes('/read/')), []);
     });
   });

@@ -6,6 +6,7 @@ import { DraftNotice } from '../components/draft-notice.tsx';
 import { ErrorMessage, fieldErrors } from '../components/error-message.tsx';
 import { Field, TextInput } from '../components/field.tsx';
 import { Loading } from '../components/loading.tsx';
+import { Select } from '../components/select.tsx';
 import { Page } from '../components/page.tsx';
 import { notify } from '../components/toast.tsx';
 import { draftKey, useDraft } from '../draft.ts';
@@ -219,10 +220,14 @@ function previewBrand(form: Form, logo: { removed: boolean; chosen: string | nul
   return brand;
 }
 
-/** The reader itself (its preview route) showing the workspace's latest book wearing the brand as typed. */
+/** The most recently updated books offered for the preview (one page of the API's list). */
+const PREVIEW_BOOKS = 100;
+
+/** The reader itself (its preview route) showing a book of the workspace (the latest one unless another is chosen) wearing the brand as typed. */
 function BrandPreview({ form, logo }: { form: Form; logo: { removed: boolean; chosen: string | null; unshown: boolean } }) {
-  const books = useResource(() => call(client.GET('/v1/books', { params: { query: { limit: 1, sort: '-updated_at' } } })));
-  const book = books.data?.[0];
+  const books = useResource(() => call(client.GET('/v1/books', { params: { query: { limit: PREVIEW_BOOKS, sort: '-updated_at' } } })));
+  const [chosen, setChosen] = useState<string | null>(null);
+  const book = books.data?.find((b) => b.random_id === chosen) ?? books.data?.[0];
   const url = book ? `/read/${encodeURIComponent(book.random_id)}/preview?brand=${encodeURIComponent(JSON.stringify(previewBrand(form, logo)))}` : null;
   const [shown, setShown] = useState(url);
   // The preview follows the form a moment after the last change (one reload of the reader, not one per key).
@@ -234,6 +239,10 @@ function BrandPreview({ form, logo }: { form: Form; logo: { removed: boolean; ch
   if (!book) return <p>Upload a book to see it here in the reader with your brand.</p>;
   return (
     <>
+      {books.data.length > 1 && (
+        <Select label="Book to preview" hint={books.data.length === PREVIEW_BOOKS ? `The ${PREVIEW_BOOKS} most recently changed books.` : undefined} value={book.random_id}
+          options={books.data.map((b) => ({ value: b.random_id, label: b.name }))} onValue={setChosen} />
+      )}
       <iframe class="reader-frame" src={shown ?? url ?? undefined} title={`Preview: ${book.name} with the brand of ${form.company_name.trim() || 'your company'}`} />
       {logo.unshown && <p class="hint">The chosen logo is too detailed to preview here; it will show once saved.</p>}
     </>

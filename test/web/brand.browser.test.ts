@@ -3,7 +3,8 @@
  * sees a colour and a logo in the reader's preview (the real reader) before saving, saves them (the
  * logo uploaded as multipart through the typed client), finds them after a
  * reload, keeps an unsaved edit over a reload, turns brand take-over on and
- * sees the brand in a public book's reader. An editor sees the brand with no
+ * sees the brand in a public book's reader; the preview shows the book
+ * chosen. An editor sees the brand with no
  * write control. Axe at 1280 and 360 px.
  */
 import assert from 'node:assert/strict';
@@ -96,7 +97,7 @@ describe('brand in the application', { skip: WEB_SKIP }, () => {
       await choice.selectOption({ label: 'Catalogue' });
       const frame = page.frameLocator('iframe[title="Preview: Catalogue with the brand of Acme"]');
       await frame.getByRole('img', { name: 'Acme' }).waitFor({ timeout: 15_000 });
-      await page.waitForFunction(() => (bookId) => document.querySelector<HTMLIFrameElement>('iframe.reader-frame')?.src.includes(`/read/${bookId}/preview`), suite.bookId, { timeout: 15_000 });
+      await page.waitForFunction(() => (bookId: string) => document.querySelector<HTMLIFrameElement>('iframe.reader-frame')?.src.includes(`/read/${bookId}/preview`), suite.bookId, { timeout: 15_000 });
       await assertAccessible(page, 'Brand, another book previewed');
       assert.deepEqual(tab.problems.filter((p) => !p.includes('/read/')), []);
     });

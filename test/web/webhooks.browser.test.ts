@@ -1,12 +1,13 @@
 /**
  * Webhooks in Chromium: an admin creates a subscription limited to a book,
  * sending to a real receiver on 127.0.0.1 (a refusal first, in words beside
- * the field), copies the signing secret shown once, sends a test event that
- * arrives signed and shows as delivered in the log with its body, redelivers
- * it, rotates the secret, disables and enables the subscription and deletes
+ * the field), copies the signing secret shown once, sends a test event of the
+ * type chosen that arrives signed and shows as delivered in the log with its
+ * body and attempt log, filters the log by status, redelivers it, rotates the secret, disables and enables the subscription and deletes
  * it after a confirmation. An owner limits a subscription to a tracked
- * link, then edits its name, address, events and filters (a refusal in
- * words first). An editor sees no webhook controls. Axe at 1280
+ * link, then edits its name, address, events, filters and body format (a
+ * refusal in words first; focus back on "Edit" after saving), and pages its
+ * log past the newest 50. An editor sees no webhook controls. Axe at 1280
  * and 360 px.
  */
 import assert from 'node:assert/strict';

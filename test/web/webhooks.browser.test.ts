@@ -3,7 +3,7 @@
  * sending to a real receiver on 127.0.0.1 (a refusal first, in words beside
  * the field), copies the signing secret shown once, sends a test event of the
  * type chosen that arrives signed and shows as delivered in the log with its
- * body and attempt log, filters the log by status, redelivers it, rotates the secret, disables and enables the subscription and deletes
+ * body and attempt log, filters the log by status and event type, redelivers it, rotates the secret, disables and enables the subscription and deletes
  * it after a confirmation. An owner limits a subscription to a tracked
  * link, then edits its name, address, events, filters and body format (a
  * refusal in words first; focus back on "Edit" after saving), and pages its
@@ -100,6 +100,14 @@ describe('webhooks in the application', { skip: WEB_SKIP }, () => {
       await show.selectOption({ label: 'Delivered' });
       await row.getByRole('cell', { name: 'Delivered' }).waitFor();
       await show.selectOption({ label: 'Every status' });
+      await row.waitFor();
+      // And by event type.
+      const type = page.getByRole('combobox', { name: 'Event type' });
+      await type.selectOption({ label: 'Flipbook created' });
+      await page.getByText('No deliveries of the event type “Flipbook created”.').waitFor();
+      await type.selectOption({ label: 'Link clicked' });
+      await row.getByRole('cell', { name: 'Delivered' }).waitFor();
+      await type.selectOption({ label: 'Every event type' });
       await row.waitFor();
 
       // Redelivered: the same webhook-id arrives again.

@@ -151,7 +151,7 @@ function ManageWebhooks() {
         <EditSubscription key={editing.id} subscription={editing} options={options.data} optionsProblem={options.problem} onSaved={subscriptions.reload}
           onClose={() => closeEdit(editing)} />
       )}
-      {log && <DeliveryLog key={`${log.id}:${logVersion}`} subscription={log} onClose={() => setLog(null)} />}
+      {log && <DeliveryLog key={`${log.id}:${logVersion}`} subscription={log} eventTypes={options.data?.event_types ?? log.event_types} onClose={() => setLog(null)} />}
       <CreateSubscription
         options={options.data}
         optionsProblem={options.problem}
@@ -207,11 +207,12 @@ const PAGE = 50;
  * The delivery log of one subscription, newest first, filtered by status; the newest 50 are read again every 2 s
  * while one of them is pending, and "Show older deliveries" reads the next 50 after the last one shown.
  */
-function DeliveryLog({ subscription, onClose }: { subscription: Subscription; onClose: () => void }) {
+function DeliveryLog({ subscription, eventTypes, onClose }: { subscription: Subscription; eventTypes: readonly { label: string; value: string }[]; onClose: () => void }) {
   const [status, setStatus] = useState<'' | DeliveryStatus>('');
+  const [eventType, setEventType] = useState('');
   /** A page of the log with its meta (the cursor to the next page). */
   const readPage = (cursor?: string) => {
-    const request = client.GET('/v1/webhook-subscriptions/{subscription}/deliveries', { params: { path: path(subscription), query: { limit: PAGE, ...(status ? { status } : {}), ...(cursor ? { cursor } : {}) } } });
+    const request = client.GET('/v1/webhook-subscriptions/{subscription}/deliveries', { params: { path: path(subscription), query: { limit: PAGE, ...(status ? { status } : {}), ...(eventType ? { event_type: eventType } : {}), ...(cursor ? { cursor } : {}) } } });
     return call(request.then((r) => ({ ...r, data: r.data ? { data: r.data } : undefined })));
   };
   const deliveries = useResource(() => readPage());
@@ -227,15 +228,15 @@ function DeliveryLog({ subscription, onClose }: { subscription: Subscription; on
     const timer = setTimeout(() => void reload(), 2000);
     return () => clearTimeout(timer);
   }, [pending, loading, reload]);
-  // A new status filter reads the log again from its newest.
-  const filtered = useRef(status);
+  // A new filter reads the log again from its newest.
+  const filtered = useRef(`${status}|${eventType}`);
   useEffect(() => {
-    if (filtered.current === status) return;
-    filtered.current = status;
+    if (filtered.current === `${status}|${eventType}`) return;
+    filtered.current = `${status}|${eventType}`;
     setOlder(null);
     setOpen(null);
     void reload();
-  }, [status, reload]);
+  }, [status, eventType, reload]);
   const firstMeta = deliveries.data?.meta;
   const hasMore = older ? older.has_more : firstMeta?.has_more ?? false;
   const showOlder = async () => {
@@ -267,11 +268,14 @@ function DeliveryLog({ subscription, onClose }: { subscription: Subscription; on
         <Button onClick={() => { setOlder(null); void reload(); }} busy={loading}>Refresh<Hidden> the delivery log</Hidden></Button>
         <Button onClick={onClose}>Close<Hidden> the delivery log</Hidden></Button>
       </div>
-      <Select label="Show deliveries" value={status} options={STATUS_CHOICES} onValue={(value) => setStatus(value as '' | DeliveryStatus)} />
+      <div class="book-filters">
+        <Select label="Show deliveries" value={status} options={STATUS_CHOICES} onValue={(value) => setStatus(value as '' | DeliveryStatus)} />
+        <Select label="Event type" value={eventType} options={[{ value: '', label: 'Every event type' }, ...eventTypes]} onValue={setEventType} />
+      </div>
       <p class="hint" role="status">{pending ? 'A delivery is pending: the log is read again every 2 seconds.' : ''}</p>
       <ErrorMessage problem={deliveries.problem} title="The delivery log could not be read" />
       <ErrorMessage problem={problem?.problem ?? null} title={problem?.title ?? ''} />
-      {first?.length === 0 && <p class="empty">{status ? `No deliveries with the status “${statusWords}”.` : 'No deliveries yet. “Send test event” sends one.'}</p>}
+      {first?.length === 0 && <p class="empty">{status || eventType ? `No deliveries${status ? ` with the status “${statusWords}”` : ''}${eventType ? ` of the event type “${eventTypes.find((t) => t.value === eventType)?.label ?? eventType}”` : ''}.` : 'No deliveries yet. “Send test event” sends one.'}</p>}
       {first && shown.length > 0 && (
         <Table caption={`Deliveries to ${subscription.name}, newest first`} hideCaption head={
           <tr><th scope="col">Event</th><th scope="col">Status</th><th scope="col">Attempts</th><th scope="col">Response</th><th scope="col">Created</th><th scope="col"><span class="visually-hidden">Actions</span></th></tr>

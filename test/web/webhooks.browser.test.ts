@@ -7,7 +7,7 @@
  * it after a confirmation. An owner limits a subscription to a tracked
  * link, then edits its name, address, events, filters and body format (a
  * refusal in words first; focus back on "Edit" after saving), and pages its
- * log past the newest 50. An editor sees no webhook controls. Axe at 1280
+ * log past the newest 50, redelivering from the older page. An editor sees no webhook controls. Axe at 1280
  * and 360 px.
  */
 import assert from 'node:assert/strict';
@@ -212,6 +212,15 @@ describe('webhooks in the application', { skip: WEB_SKIP }, () => {
       await page.getByRole('button', { name: 'Show older deliveries' }).waitFor({ state: 'detached' });
       const ids = await log.locator('tbody th code').allInnerTexts();
       assert.equal(new Set(ids).size, 53);
+      // A delivery of the older page redelivered: that row is followed until delivered again.
+      const oldest = ids.at(-1)!;
+      await eventually(async () => (receiver.of(oldest).length >= 1 ? true : undefined), { timeoutMs: 30_000 });
+      const oldestRow = log.getByRole('row').filter({ hasText: oldest }).first();
+      await oldestRow.getByRole('cell', { name: 'Delivered' }).waitFor({ timeout: 20_000 });
+      await page.getByRole('button', { name: `Redeliver ${oldest}` }).click();
+      await eventually(async () => (receiver.of(oldest).length >= 2 ? true : undefined), { timeoutMs: 30_000 });
+      await oldestRow.getByRole('cell', { name: '2', exact: true }).waitFor({ timeout: 20_000 });
+      await oldestRow.getByRole('cell', { name: 'Delivered' }).waitFor();
       await assertAccessible(page, 'Webhooks, the delivery log paged');
       assert.deepEqual(tab.problems, []);
     });

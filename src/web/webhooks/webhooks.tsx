@@ -221,13 +221,24 @@ function DeliveryLog({ subscription, eventTypes, onClose }: { subscription: Subs
   const [problem, setProblem] = useState<{ title: string; problem: Problem } | null>(null);
   const [open, setOpen] = useState<number | null>(null);
   const first = deliveries.data?.data;
-  const pending = first?.some((d) => d.status === 'pending') ?? false;
+  const olderPending = older?.items.filter((d) => d.status === 'pending' && !first?.some((f) => f.id === d.id)) ?? [];
+  const pending = (first?.some((d) => d.status === 'pending') ?? false) || olderPending.length > 0;
   const { reload, loading } = deliveries;
+  /** The pending rows of the older pages, read again one by one (a redelivery from there is followed too). */
+  const rereadOlder = async (rows: Delivery[]) => {
+    const read = await Promise.all(rows.map((d) => call(client.GET('/v1/webhook-subscriptions/{subscription}/deliveries/{delivery}', { params: { path: { ...path(subscription), delivery: d.id } } }))));
+    const fresh = new Map(read.flatMap((r) => (r.ok ? [[r.data.id, r.data] as const] : [])));
+    if (fresh.size > 0) setOlder((o) => (o ? { ...o, items: o.items.map((d) => fresh.get(d.id) ?? d) } : o));
+  };
+  const olderPendingIds = olderPending.map((d) => d.id).join(',');
   useEffect(() => {
     if (!pending || loading) return;
-    const timer = setTimeout(() => void reload(), 2000);
+    const timer = setTimeout(() => {
+      void reload();
+      if (olderPending.length > 0) void rereadOlder(olderPending);
+    }, 2000);
     return () => clearTimeout(timer);
-  }, [pending, loading, reload]);
+  }, [pending, loading, reload, olderPendingIds]);
   // A new filter reads the log again from its newest.
   const filtered = useRef(`${status}|${eventType}`);
   useEffect(() => {

@@ -104,7 +104,8 @@ export default function Catalogs() {
         </Table>
       )}
       {open && <SyncJobs key={`jobs-${open.id}-${open.updated_at}`} catalog={open} onFinished={() => void catalogs.reload()} />}
-      {open && <Items key={`${open.id}-${open.updated_at}`} catalog={open} />}
+      {/* Items and the book form stay as they are while the catalog changes (a sync ends); the items are read again. */}
+      {open && <Items key={open.id} catalog={open} />}
       {deleting && (
         <Confirm
           title={`Delete the catalog “${deleting.name}”?`}
@@ -274,7 +275,7 @@ function Items({ catalog }: { catalog: Catalog }) {
   };
   useEffect(() => {
     void read(null);
-  }, [available, query]);
+  }, [available, query, catalog.updated_at]);
   const searching = query.length > 0;
   const makesBooks = rank(role.value) >= rank('editor');
   const count = items ? `${items.length}${next ? '+' : ''}` : '';

@@ -143,7 +143,13 @@ describe('catalog render', () => {
     }
     const exactly250 = await svc.request('POST', `/v1/catalogs/${catalogId}/render`, { key: ws.key, body: { items: Array.from({ length: 250 }, (_, i) => `sku-${(i % 12) + 1}`) } });
     assert.equal(exactly250.status, 202, exactly250.text);
-    await svc.request('DELETE', `/v1/batches/${exactly250.body.data.batch_id}`, { key: ws.key });
+    // A render is cancelled like an upload (the screen's "Cancel making the book"): the unfinished book goes, and a
+    // second cancel is a 409.
+    const cancelled = await svc.request('DELETE', `/v1/batches/${exactly250.body.data.batch_id}`, { key: ws.key });
+    assert.equal(cancelled.status, 200, cancelled.text);
+    assert.equal(cancelled.body.data.status, 'cancelled');
+    assert.equal((await svc.request('GET', `/v1/books/${exactly250.body.data.books[0].random_id}`, { key: ws.key })).status, 404);
+    assert.equal((await svc.request('DELETE', `/v1/batches/${exactly250.body.data.batch_id}`, { key: ws.key })).status, 409);
 
     const other = await svc.workspace();
     const foreign = await svc.request('POST', `/v1/catalogs/${catalogId}/render`, { key: other.key, body: {} });

@@ -158,4 +158,45 @@ describe('bulk settings in the application', { skip: WEB_SKIP }, () => {
       await assertAccessible(page, 'Bulk settings, a viewer');
     });
   });
+
+  it('sets the privacy label, refused in words when too long, and says why more than 100 books are not changed at once', async () => {
+    await suite.signedIn('labels@example.com', 'editor', async (tab) => {
+      const { page } = tab;
+      await page.goto(`${suite.svc.origin}/app/bulk-settings?books=${ids.Atlas},${ids.Cargo}`);
+      await heading(page, 'Bulk settings');
+      await page.getByText('2 books chosen.').waitFor();
+      await page.getByRole('row', { name: /Page-turn sound/ }).waitFor();
+
+      // pdf_privacy_status takes at most 50 characters: the API's refusal is shown beside the field.
+      await page.getByLabel('Privacy label', { exact: true }).selectOption({ label: 'Set to…' });
+      await page.getByLabel('New privacy label').fill('x'.repeat(51));
+      await page.getByRole('button', { name: 'Apply to 2 books' }).click();
+      await page.getByRole('alert').filter({ hasText: 'The settings were not applied' }).waitFor();
+      assert.equal(await page.getByLabel('New privacy label').getAttribute('aria-invalid'), 'true');
+      await assertAccessible(page, 'Bulk settings, the privacy label refused');
+      await page.getByLabel('New privacy label').fill('internal-only');
+      await page.getByRole('button', { name: 'Apply to 2 books' }).click();
+      await page.getByText('Done: all 2 books were changed.').waitFor();
+      await page.getByRole('row', { name: /^Privacy label/ }).getByText('All: internal-only').waitFor();
+      for (const id of [ids.Atlas!, ids.Cargo!]) {
+        assert.equal((await suite.svc.request('GET', `/v1/books/${id}`, { key: suite.key })).body.data.settings.privacy, 'internal-only');
+      }
+
+      // 103 books: more than a batch takes. The screen says why, applies nothing, and offers the first 100.
+      for (let n = 0; n < 100; n++) await insertBook(suite.svc, suite.workspaceId, { name: `Extra ${String(n).padStart(3, '0')}` });
+      await page.reload();
+      await heading(page, 'Bulk settings');
+      await page.getByRole('radio', { name: 'All books (103)' }).check();
+      await page.getByText(/^103 books chosen\. That is more than 100: one change reaches at most 100 books/).waitFor();
+      await page.getByText('Shown for at most 100 books.').waitFor();
+      assert.equal(await page.getByRole('button', { name: 'Apply to 103 books' }).isDisabled(), true);
+      await assertAccessible(page, 'Bulk settings, more than 100 books');
+      await page.getByRole('button', { name: 'Choose the first 100 of them' }).click();
+      await page.getByText('100 books chosen.', { exact: true }).waitFor();
+      assert.equal(await page.getByRole('radio', { name: 'Books I choose' }).isChecked(), true);
+      await page.getByRole('row', { name: /Page-turn sound/ }).waitFor();
+      assert.equal(await page.getByRole('button', { name: 'Apply to 100 books' }).isDisabled(), false);
+      assert.deepEqual(tab.problems, []);
+    });
+  });
 });

@@ -14,6 +14,9 @@ import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
+import { eq } from 'drizzle-orm';
+import { books } from '../../src/modules/books/books.tables.ts';
+import { bookSources } from '../../src/modules/content/content.tables.ts';
 import { assertAccessible, heading, WEB_SKIP, webSuite } from './web-browser.ts';
 
 const FEED = [
@@ -28,10 +31,21 @@ describe('catalogs in the application', { skip: WEB_SKIP }, () => {
   const suite = webSuite({ workspace: { name: 'Shop', plan: 'company' }, env: { OUTBOUND_ALLOWED_HOSTS: '127.0.0.1' }, worker: true });
   let feeds: http.Server;
   let base: string;
+  // A product image the render waits for: its request is told (`slowAsked`) and answered once `releaseSlow` is called.
+  let askedSlow!: () => void;
+  let releaseSlow!: () => void;
+  const slowAsked = new Promise<void>((resolve) => (askedSlow = resolve));
+  const released = new Promise<void>((resolve) => (releaseSlow = resolve));
 
   before(async () => {
     feeds = http.createServer((req, res) => {
-      if (req.url === '/products.json') {
+      if (req.url === '/slow.jpg') {
+        askedSlow();
+        void released.then(() => {
+          res.writeHead(404, { 'content-type': 'text/plain' });
+          res.end('gone');
+        });
+      } else if (req.url === '/products.json') {
         res.writeHead(200, { 'content-type': 'application/json' });
         res.end(JSON.stringify(FEED));
       } else {
@@ -43,6 +57,7 @@ describe('catalogs in the application', { skip: WEB_SKIP }, () => {
     base = `http://127.0.0.1:${(feeds.address() as AddressInfo).port}`;
   });
   after(async () => {
+    releaseSlow();
     await new Promise((resolve) => feeds?.close(resolve));
   });
 
@@ -150,6 +165,112 @@ describe('catalogs in the application', { skip: WEB_SKIP }, () => {
       assert.ok(books.data.page_count >= 2, `cover and products (${books.data.page_count} pages)`);
       await form.getByRole('link', { name: 'Open the book Spring tees' }).click();
       await heading(page, 'Spring tees');
+      assert.deepEqual(tab.problems, []);
+    });
+  });
+
+  it('makes a book of items picked and ordered one by one, with a cover, reader settings and published; cancels a render; shows older sync jobs', async () => {
+    // Six more sync jobs, one item each, sent through the API; the last item's image is the one the render waits for.
+    const catalogs = (await suite.svc.request('GET', '/v1/catalogs', { key: suite.key })).body.data as { id: number; name: string }[];
+    const spring = catalogs.find((c) => c.name === 'Spring')!;
+    for (let n = 1; n <= 6; n++) {
+      const item = [`external_item_key=hat-${n}`, `title=Hat ${n}`, 'price=5.00', 'currency=EUR', ...(n === 6 ? [`image=${base}/slow.jpg`] : [])];
+      const sent = await suite.svc.request('POST', `/v1/catalogs/${spring.id}/items:bulk-upsert`, { key: suite.key, body: { items: [item] } });
+      assert.equal(sent.status, 202);
+    }
+    // They are applied before the screen opens (a catalog changed by a finishing job is read again, and its items with it).
+    for (;;) {
+      const listed = (await suite.svc.request('GET', `/v1/catalogs/${spring.id}/sync-jobs`, { key: suite.key })).body.data as { status: string }[];
+      if (listed.length === 7 && listed.every((j) => j.status === 'completed' || j.status === 'failed')) break;
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    await suite.signedIn('admin@example.com', null, async (tab) => {
+      const { page } = tab;
+      await page.goto(`${suite.svc.origin}/app/catalogs`);
+      await heading(page, 'Catalogs');
+      await page.getByRole('button', { name: 'Items of Spring' }).click();
+
+      // The latest five sync jobs, then the older ones on asking.
+      const jobs = page.getByRole('list', { name: 'The latest sync jobs of Spring, newest first' });
+      await jobs.getByRole('listitem').first().getByText('Done: 1 item handled, 1 applied, 0 refused.').waitFor();
+      await page.getByText('5 shown, newest first; there are older ones.').waitFor();
+      assert.equal(await jobs.getByRole('listitem').count(), 5);
+      await page.getByRole('button', { name: 'Show older sync jobs' }).click();
+      await page.getByText('All 7 shown.').waitFor();
+      assert.equal(await jobs.getByRole('listitem').count(), 7);
+      assert.match(await jobs.getByRole('listitem').last().getByRole('heading').innerText(), /^Feed import, /);
+      assert.equal(await page.getByRole('button', { name: 'Show older sync jobs' }).count(), 0);
+
+      // Items picked one by one, then ordered from the keyboard.
+      const items = page.getByRole('region', { name: 'The items of Spring' });
+      await items.getByRole('row', { name: /Hat 2/ }).waitFor();
+      for (const title of ['Hat 2', 'Cap', 'Organic tee S']) await items.getByRole('button', { name: `Add ${title}` }).click();
+      const form = page.getByRole('form', { name: 'Make a book from Spring' });
+      const picked = form.getByRole('region', { name: 'Items in the book (3), in page order' });
+      assert.deepEqual(await picked.getByRole('listitem').locator('.item-title').allInnerTexts(), ['1. Hat 2', '2. Cap', '3. Organic tee S']);
+      assert.equal((await items.getByRole('row', { name: /Cap/ }).innerText()).includes('Number 2'), true);
+      await picked.getByRole('button', { name: 'Move up Organic tee S' }).focus();
+      await page.keyboard.press('Enter');
+      await picked.getByText('2. Organic tee S').waitFor();
+      await page.waitForFunction(() => document.activeElement?.textContent === 'Move up Organic tee S');
+      await page.keyboard.press('Enter');
+      await picked.getByText('1. Organic tee S').waitFor();
+      // At the top, "Move up" is off: focus is on the same item's "Move down".
+      await page.waitForFunction(() => document.activeElement?.textContent === 'Move down Organic tee S');
+      await picked.getByRole('button', { name: 'Take out Cap' }).click();
+      const two = form.getByRole('region', { name: 'Items in the book (2), in page order' });
+      assert.deepEqual(await two.getByRole('listitem').locator('.item-title').allInnerTexts(), ['1. Organic tee S', '2. Hat 2']);
+      await assertAccessible(page, 'Catalogs, items picked for a book');
+
+      // A template's larger preview, and chosen from it.
+      await form.getByRole('button', { name: 'Larger preview of Showcase' }).click();
+      const preview = page.getByRole('dialog', { name: 'Showcase, larger' });
+      const large = preview.getByRole('img', { name: 'A sample page laid out with Showcase' });
+      await large.waitFor();
+      await page.waitForFunction(() => { const i = document.querySelector('.template-large') as HTMLImageElement | null; return !!i && i.complete && i.naturalWidth >= 1000; });
+      await assertAccessible(page, 'Catalogs, a template\'s larger preview');
+      await preview.getByRole('button', { name: 'Use Showcase' }).click();
+      assert.equal(await preview.count(), 0);
+      assert.ok(await form.getByRole('radio', { name: 'Showcase' }).isChecked());
+
+      // The cover, two reader settings, and published when ready.
+      await form.getByLabel('Book name').fill('Spring picks');
+      await form.getByLabel('Cover title').fill('Picked for spring');
+      await form.getByLabel('Cover text').fill('Two favourites of the season.');
+      await form.getByLabel('Website on the cover').fill('shop.example.com');
+      await form.getByText('Reader settings', { exact: true }).click();
+      await form.getByLabel('Animation', { exact: true }).selectOption({ label: 'Fade' });
+      await form.getByLabel('Page-turn sound').selectOption({ label: 'On' });
+      await form.getByRole('radio', { name: 'Publish it' }).check();
+      await assertAccessible(page, 'Catalogs, cover and reader settings of a book');
+      await form.getByRole('button', { name: 'Make the book' }).click();
+      const open = form.getByRole('link', { name: 'Open the book Spring picks' });
+      await open.waitFor({ timeout: 180_000 });
+      const bookId = (await open.getAttribute('href'))!.split('/').pop()!;
+      const made = (await suite.svc.request('GET', `/v1/books/${bookId}`, { key: suite.key })).body.data;
+      assert.equal(made.status, 'publish');
+      assert.equal(made.settings.animation_type, 'fade');
+      assert.equal(made.settings.sound_enabled, true);
+      const db = suite.svc.runtime.database.db;
+      const [row] = await db.select({ input: bookSources.input, template: bookSources.templateId }).from(bookSources)
+        .innerJoin(books, eq(books.id, bookSources.bookId)).where(eq(books.randomId, bookId));
+      assert.equal(row!.template, 3);
+      assert.deepEqual(row!.input.items, ['tee-s', 'hat-2']);
+      assert.deepEqual(row!.input.cover, { title: 'Picked for spring', description: 'Two favourites of the season.', website: 'shop.example.com' });
+
+      // A render cancelled while it waits for a product image: nothing of the book is kept.
+      await two.getByRole('button', { name: 'Take out every item' }).click();
+      await items.getByRole('button', { name: 'Add Hat 6' }).click();
+      await form.getByLabel('Book name').fill('Never made');
+      await form.getByRole('button', { name: 'Make the book' }).click();
+      await slowAsked;
+      await form.getByRole('button', { name: 'Cancel making the book' }).click();
+      await form.getByRole('status').filter({ hasText: 'Cancelled: the book was not made, and nothing of it is kept.' }).waitFor();
+      assert.equal(await form.getByRole('button', { name: 'Cancel making the book' }).count(), 0);
+      await assertAccessible(page, 'Catalogs, a render cancelled');
+      releaseSlow();
+      const left = await suite.svc.request('GET', '/v1/books?filter[name]=Never', { key: suite.key });
+      assert.deepEqual(left.body.data, []);
       assert.deepEqual(tab.problems, []);
     });
   });

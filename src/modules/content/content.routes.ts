@@ -99,6 +99,7 @@ export const contentRoutes: FastifyPluginAsyncTypebox<{ content: ContentBooksSer
         `\`items\` are external item keys in page order; absent: every available item (status active, not known to be unavailable), oldest first, up to ${CATALOG_RENDER_MAX_ITEMS}. ` +
         'Keys the catalog does not hold are left out with a warning on the batch (422 when none is known). Product images are fetched server-side (public https only) and cached per catalog; one that fails is drawn as a placeholder with a warning. ' +
         'Answers 202 with the upload batch (the same record as GET /batches/{batchId}); its book is there from the start with `external_catalog_id` and `page_images_status: processing`. ' +
+        'DELETE /batches/{batchId} cancels it until it is ready, as it cancels an upload: the unfinished book and its files are removed. ' +
         'The reader keeps each product\'s price and stock current from the catalog without re-rendering. Another workspace\'s catalog answers 404.',
       params: CatalogParams,
       body: RenderCatalogBody,

@@ -6,7 +6,7 @@
  * batch warnings. Rendering errors fail the batch with a message; a retry
  * starts over (the conversion makes a new rendition).
  */
-import { eq } from 'drizzle-orm';
+import { and, eq, inArray } from 'drizzle-orm';
 import sharp from 'sharp';
 import { Type } from 'typebox';
 import { defineJob, type JobContext } from '../../platform/jobs/queue.ts';
@@ -142,7 +142,11 @@ export async function renderBook(deps: RenderBookDeps, batchId: string, ctx: Job
   if (!batch || !book || !['queued', 'processing'].includes(batch.status)) return { outcome: 'skipped' };
   const [source] = await db.select().from(bookSources).where(eq(bookSources.bookId, book.id));
   if (!source) return { outcome: 'skipped' };
-  await db.update(uploadBatches).set({ status: 'processing', updatedAt: new Date() }).where(eq(uploadBatches.id, batchId));
+  // Only a batch still open is taken: a DELETE /batches/{batchId} that committed meanwhile stays `cancelled`.
+  const [started] = await db.update(uploadBatches).set({ status: 'processing', updatedAt: new Date() })
+    .where(and(eq(uploadBatches.id, batchId), inArray(uploadBatches.status, ['queued', 'processing'])))
+    .returning({ id: uploadBatches.id });
+  if (!started) return { outcome: 'skipped' };
 
   let rendered: { result: RenderResult; warnings: StoredWarning[] };
   try {
@@ -155,7 +159,7 @@ export async function renderBook(deps: RenderBookDeps, batchId: string, ctx: Job
     await db.transaction(async (tx) => {
       await tx.update(uploadBatches)
         .set({ status: 'failed', error: expected ? error.message : 'The book could not be rendered; the error was logged.', errorCode: 'render_failed', finishedAt: new Date(), updatedAt: new Date() })
-        .where(eq(uploadBatches.id, batchId));
+        .where(and(eq(uploadBatches.id, batchId), inArray(uploadBatches.status, ['queued', 'processing'])));
       await tx.update(books).set({ pageImagesStatus: 'failed', updatedAt: new Date() }).where(eq(books.id, book.id));
     });
     return { outcome: 'failed' };

@@ -26,7 +26,11 @@ type Summary = DataOf<'/v1/books/bulk-settings/summary', 'post'>;
 type Batch = DataOf<'/v1/books/bulk-settings/batches/{batch}', 'get'>;
 type Settings = paths['/v1/books/bulk-settings/batches']['post']['requestBody']['content']['application/json']['settings'];
 
-/** The API takes 1-100 books a batch. */
+/**
+ * The API takes 1-100 books a batch (and a summary): each book's revision is checked against what was read, and a
+ * batch ends in seconds. More are not sent as several batches: one "Apply" would then be several batches that can
+ * each conflict, be cancelled or fail apart; the screen says so and offers the books a hundred at a time.
+ */
 const MAX_BOOKS = 100;
 
 const ANIMATIONS = [
@@ -64,6 +68,7 @@ const TEXTS = [
   { field: 'pdf_password', label: 'Download password', hint: 'Asked before a download; never shown again.', kind: 'password', clear: null },
   { field: 'magic_link_message', label: 'Sign-in message', hint: 'Shown to readers asked to sign in (access list).', kind: 'textarea', clear: '' },
   { field: 'magic_link_error_message', label: 'Sign-in refusal message', hint: 'Shown to an address not on the list.', kind: 'textarea', clear: '' },
+  { field: 'pdf_privacy_status', label: 'Privacy label', hint: 'Up to 50 characters kept with each book (the API’s pdf_privacy_status) for your own systems; the reader does not use it.', kind: 'text', clear: '' },
 ] as const satisfies readonly { field: string; label: string; hint?: string; kind: string; clear?: null | '' }[];
 
 const ACCESS = [
@@ -239,6 +244,10 @@ export default function BulkSettings() {
   };
 
   const nameOf = (id: string) => books?.find((b) => b.random_id === id)?.name ?? summary?.books.find((b) => b.id === id)?.title ?? id;
+  const choose = (first: string[]) => {
+    setChosen(new Set(first));
+    setScope('chosen');
+  };
   const toggle = (id: string, on: boolean) => setChosen((s) => {
     const next = new Set(s);
     if (on) next.add(id);
@@ -284,14 +293,19 @@ export default function BulkSettings() {
             )}
             <p role="status">
               {ids.length === 0 ? 'No books chosen.' : `${ids.length} ${ids.length === 1 ? 'book' : 'books'} chosen.`}
-              {tooMany && ` Choose at most ${MAX_BOOKS} books at a time.`}
+              {tooMany && ` That is more than ${MAX_BOOKS}: one change reaches at most ${MAX_BOOKS} books, so that each is checked against the settings you see here and the change ends in seconds. Choose ${MAX_BOOKS} or fewer, apply, then choose the next ones.`}
             </p>
+            {tooMany && (
+              <Button onClick={() => choose(ids.slice(0, MAX_BOOKS))}>
+                {`Choose the first ${MAX_BOOKS} of them`}
+              </Button>
+            )}
           </fieldset>
 
           <section class="card stack" aria-labelledby="bulk-now">
             <h2 id="bulk-now">Their settings now</h2>
             <ErrorMessage problem={summaryProblem} title="Their settings could not be read" />
-            {summary ? <SummaryTable summary={summary} nameOf={nameOf} /> : <p class="hint">Choose books to see what they share.</p>}
+            {summary ? <SummaryTable summary={summary} nameOf={nameOf} /> : <p class="hint">{tooMany ? `Shown for at most ${MAX_BOOKS} books.` : 'Choose books to see what they share.'}</p>}
           </section>
 
           <fieldset class="card stack">

@@ -7,14 +7,16 @@
  * `catalogs:write` (admins and owners); making a book needs `books:write`
  * (editors and above); others see the catalogs read-only.
  */
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
+import type { paths } from '@flipbook/client';
 import { call, client, managesPeople, rank, role, type DataOf, type Problem } from '../api.ts';
 import { bookHref, conversionWords, useBatch } from '../books/book-facts.ts';
 import { Button, Hidden } from '../components/button.tsx';
 import { Confirm } from '../components/confirm.tsx';
+import { Dialog } from '../components/dialog.tsx';
 import { DraftNotice } from '../components/draft-notice.tsx';
 import { ErrorMessage, fieldErrors } from '../components/error-message.tsx';
-import { TextInput } from '../components/field.tsx';
+import { Field, TextInput } from '../components/field.tsx';
 import { Loading } from '../components/loading.tsx';
 import { Page } from '../components/page.tsx';
 import { Select } from '../components/select.tsx';
@@ -102,7 +104,8 @@ export default function Catalogs() {
         </Table>
       )}
       {open && <SyncJobs key={`jobs-${open.id}-${open.updated_at}`} catalog={open} onFinished={() => void catalogs.reload()} />}
-      {open && <Items key={`${open.id}-${open.updated_at}`} catalog={open} />}
+      {/* Items and the book form stay as they are while the catalog changes (a sync ends); the items are read again. */}
+      {open && <Items key={open.id} catalog={open} />}
       {deleting && (
         <Confirm
           title={`Delete the catalog “${deleting.name}”?`}
@@ -148,13 +151,29 @@ function jobWords(job: SyncJob): string {
   return `Done: ${total} ${total === 1 ? 'item' : 'items'} handled, ${counts}.`;
 }
 
+/** Sync jobs shown at first, and read a page at a time after ("Show older sync jobs"). */
+const JOBS_FIRST = 5;
+const JOBS_PAGE = 20;
+
+/** GET …/sync-jobs with its `meta` (the cursor of the older ones). */
+function readJobs(catalog: number, limit: number, cursor?: string) {
+  const request = client.GET('/v1/catalogs/{catalog}/sync-jobs', { params: { path: { catalog }, query: { limit, ...(cursor ? { cursor } : {}) } } });
+  return call(request.then((r) => ({ ...r, data: r.data ? { data: r.data } : undefined })));
+}
+
 /**
  * A catalog's latest sync jobs (GET …/sync-jobs, newest first), read again every second while one is queued or
- * running: the progress bar and the state in words, and each refused item with its field and reason.
+ * running: the progress bar and the state in words, and each refused item with its field and reason; older ones
+ * twenty at a time on asking, following the list's cursor.
  */
 function SyncJobs({ catalog, onFinished }: { catalog: Catalog; onFinished: () => void }) {
-  const jobs = useResource(() => call(client.GET('/v1/catalogs/{catalog}/sync-jobs', { params: { path: { catalog: catalog.id }, query: { limit: 5 } } })));
-  const open = jobs.data?.some((j) => j.status === 'queued' || j.status === 'running') ?? false;
+  const jobs = useResource(() => readJobs(catalog.id, JOBS_FIRST));
+  const [older, setOlder] = useState<SyncJob[]>([]);
+  const [cursor, setCursor] = useState<string | null | undefined>(undefined);
+  const [olderBusy, setOlderBusy] = useState(false);
+  const [olderProblem, setOlderProblem] = useState<Problem | null>(null);
+  const latest = jobs.data?.data;
+  const open = latest?.some((j) => j.status === 'queued' || j.status === 'running') ?? false;
   const [wasOpen, setWasOpen] = useState(false);
   useEffect(() => {
     if (open) setWasOpen(true);
@@ -166,15 +185,28 @@ function SyncJobs({ catalog, onFinished }: { catalog: Catalog; onFinished: () =>
     const timer = setTimeout(() => void jobs.reload(), 1000);
     return () => clearTimeout(timer);
   }, [open, jobs.loading, jobs.data]);
+  // The older pages follow on from the first page as first read (its cursor is kept while the latest are read again).
+  const next = cursor === undefined ? (jobs.data?.meta.has_more ? jobs.data.meta.next_cursor : null) : cursor;
+  const showOlder = async () => {
+    if (!next || olderBusy) return;
+    setOlderBusy(true);
+    const result = await readJobs(catalog.id, JOBS_PAGE, next);
+    setOlderBusy(false);
+    setOlderProblem(result.ok ? null : result.problem);
+    if (!result.ok) return;
+    setOlder((o) => [...o, ...result.data.data]);
+    setCursor(result.data.meta.has_more ? result.data.meta.next_cursor : null);
+  };
+  const shown = latest ? [...latest, ...older.filter((o) => !latest.some((l) => l.id === o.id))] : undefined;
   return (
     <section class="card stack" aria-labelledby="sync-jobs">
       <h2 id="sync-jobs">{`Sync jobs of ${catalog.name}`}</h2>
       <ErrorMessage problem={jobs.problem} title="The sync jobs could not be read" />
       {jobs.data === undefined && jobs.loading && <Loading what="sync jobs" />}
-      {jobs.data?.length === 0 && <p class="empty">No sync job yet: items sent through the API or a feed import start one.</p>}
-      {jobs.data && jobs.data.length > 0 && (
+      {shown?.length === 0 && <p class="empty">No sync job yet: items sent through the API or a feed import start one.</p>}
+      {shown && shown.length > 0 && (
         <ol class="item-list" aria-label={`The latest sync jobs of ${catalog.name}, newest first`}>
-          {jobs.data.map((job) => (
+          {shown.map((job) => (
             <li key={job.id} class="item stack">
               <h3 class="item-title">{`${SYNC_TYPES[job.type] ?? job.type}, ${new Date(job.created_at).toLocaleString()}`}</h3>
               {job.progress.total > 0 && <progress max={job.progress.total} value={job.progress.processed} aria-label={`Items handled by sync job ${job.id}`} />}
@@ -194,6 +226,9 @@ function SyncJobs({ catalog, onFinished }: { catalog: Catalog; onFinished: () =>
           ))}
         </ol>
       )}
+      {shown && shown.length > 0 && <p class="hint">{next ? `${shown.length} shown, newest first; there are older ones.` : `All ${shown.length} shown.`}</p>}
+      <ErrorMessage problem={olderProblem} title="The older sync jobs could not be read" />
+      {next && <Button onClick={showOlder} busy={olderBusy}>Show older sync jobs</Button>}
     </section>
   );
 }
@@ -201,9 +236,13 @@ function SyncJobs({ catalog, onFinished }: { catalog: Catalog; onFinished: () =>
 /** The API's largest page of items. */
 const ITEMS_PAGE = 200;
 
+/** An item chosen for a book: its key (what the render takes) and its title (what the person reads). */
+interface Picked { key: string; title: string }
+
 /**
  * A catalog's items, available ones or all, searched on the API (`filter[q]`: every word in the title or key,
- * ignoring case), 200 at a time with "Show more items".
+ * ignoring case), 200 at a time with "Show more items". People who make books add items one by one ("Add"); the
+ * book form then orders them.
  */
 function Items({ catalog }: { catalog: Catalog }) {
   const [available, setAvailable] = useState('');
@@ -213,6 +252,7 @@ function Items({ catalog }: { catalog: Catalog }) {
   const [next, setNext] = useState<string | null>(null);
   const [loading, setLoading] = useState(false);
   const [problem, setProblem] = useState<Problem | null>(null);
+  const [picked, setPicked] = useState<Picked[]>([]);
   // The search is sent 300 ms after the last key, not once per key.
   useEffect(() => {
     const timer = setTimeout(() => setQuery(search.trim()), 300);
@@ -235,10 +275,12 @@ function Items({ catalog }: { catalog: Catalog }) {
   };
   useEffect(() => {
     void read(null);
-  }, [available, query]);
+  }, [available, query, catalog.updated_at]);
   const searching = query.length > 0;
   const makesBooks = rank(role.value) >= rank('editor');
   const count = items ? `${items.length}${next ? '+' : ''}` : '';
+  const titleOf = (i: Item) => i.title ?? i.external_item_key;
+  const add = (i: Item) => setPicked((p) => (p.length >= RENDER_MAX_ITEMS || p.some((x) => x.key === i.external_item_key) ? p : [...p, { key: i.external_item_key, title: titleOf(i) }]));
   return (
     <>
       <section class="card stack" aria-labelledby="catalog-items">
@@ -250,60 +292,135 @@ function Items({ catalog }: { catalog: Catalog }) {
         {items && searching && <p role="status">{count === '1' ? '1 item matches' : `${count} items match`} “{query}”.</p>}
         {items && items.length === 0 && !searching && <p class="empty">{catalog.status === 'importing' ? 'No items yet: the feed is being imported.' : 'No items.'}</p>}
         {items && items.length > 0 && (
-          <Table caption={`The items of ${catalog.name}`} hideCaption head={<tr><th scope="col">Title</th><th scope="col">Key</th><th scope="col">Price</th><th scope="col">Stock</th></tr>}>
-                {items.map((i) => (
-                  <tr key={i.id}>
-                    <th scope="row">{i.title ?? i.external_item_key}</th>
-                    <td>{i.external_item_key}</td>
-                    <td>{i.price ? `${i.price} ${i.currency ?? ''}` : '—'}</td>
-                    <td>{i.available === null ? 'Unknown' : i.available ? `Available${i.stock_quantity !== null ? ` (${i.stock_quantity})` : ''}` : 'Not available'}</td>
-                  </tr>
-                ))}
+          <Table caption={`The items of ${catalog.name}`} hideCaption head={<tr><th scope="col">Title</th><th scope="col">Key</th><th scope="col">Price</th><th scope="col">Stock</th>{makesBooks && <th scope="col">In the book</th>}</tr>}>
+                {items.map((i) => {
+                  const at = picked.findIndex((p) => p.key === i.external_item_key);
+                  return (
+                    <tr key={i.id}>
+                      <th scope="row">{titleOf(i)}</th>
+                      <td>{i.external_item_key}</td>
+                      <td>{i.price ? `${i.price} ${i.currency ?? ''}` : '—'}</td>
+                      <td>{i.available === null ? 'Unknown' : i.available ? `Available${i.stock_quantity !== null ? ` (${i.stock_quantity})` : ''}` : 'Not available'}</td>
+                      {makesBooks && <td>{at >= 0 ? `Number ${at + 1}` : <Button onClick={() => add(i)} disabled={picked.length >= RENDER_MAX_ITEMS}>Add<Hidden> {titleOf(i)}</Hidden></Button>}</td>}
+                    </tr>
+                  );
+                })}
           </Table>
         )}
         {next && <Button onClick={() => void read(next)} busy={loading}>Show more items</Button>}
       </section>
-      {makesBooks && <MakeBook catalog={catalog} found={searching && items ? items : null} />}
+      {makesBooks && <MakeBook catalog={catalog} found={searching && items ? items : null} picked={picked} setPicked={setPicked} />}
     </>
   );
 }
 
+/** The render's limit of items a book. */
+const RENDER_MAX_ITEMS = 250;
+
+const ANIMATIONS = [
+  { value: 'flip', label: 'Page flip' }, { value: 'scroll_view', label: 'Scroll' }, { value: 'slide', label: 'Slide' }, { value: 'fade', label: 'Fade' },
+  { value: 'zoom', label: 'Zoom' }, { value: 'flick-through', label: 'Flick through' }, { value: 'cut', label: 'Cut' },
+];
+const ON_OFF = [{ value: 'true', label: 'On' }, { value: 'false', label: 'Off' }];
+/** The reader settings the render takes (`settings`, the editor's fields); each left to the default unless chosen. */
+const RENDER_SETTINGS = [
+  { field: 'animation_type', label: 'Animation', options: ANIMATIONS },
+  { field: 'mobile_animation_type', label: 'Animation on phones', options: ANIMATIONS },
+  { field: 'allow_fullscreen', label: 'Allow full screen', options: ON_OFF },
+  { field: 'open_fullscreen_by_default', label: 'Open in full screen', options: ON_OFF },
+  { field: 'flip_sound', label: 'Page-turn sound', options: ON_OFF },
+  { field: 'share_social_media', label: 'Sharing buttons', options: ON_OFF },
+  { field: 'auto_links_enabled', label: 'Make web addresses in the pages links', options: ON_OFF },
+  { field: 'image_display', label: 'Background image', options: [{ value: 'repeat', label: 'Repeated' }, { value: 'center/cover', label: 'Centred, covering the area' }] },
+] as const;
+type RenderBody = NonNullable<paths['/v1/catalogs/{catalog}/render']['post']['requestBody']>['content']['application/json'];
+
 /**
  * POST /v1/catalogs/{catalog}/render with a template chosen from its
- * thumbnail (templates that lay out products: `catalog` and `products`), then
- * GET /v1/batches/{batchId} every second until the book's pages are ready.
+ * thumbnail (templates that lay out products: `catalog` and `products`), the
+ * items picked one by one in the order given (or those found, or every
+ * available one), the cover, reader settings and whether it is published;
+ * then GET /v1/batches/{batchId} every second until the book's pages are
+ * ready, with "Cancel" (DELETE /v1/batches/{batchId}) until then.
  */
-function MakeBook({ catalog, found }: { catalog: Catalog; found: Item[] | null }) {
+function MakeBook({ catalog, found, picked, setPicked }: { catalog: Catalog; found: Item[] | null; picked: Picked[]; setPicked: (update: (p: Picked[]) => Picked[]) => void }) {
   const templates = useResource(() => call(client.GET('/v1/templates')));
   const fitting = templates.data?.filter((t) => t.type !== 'posts') ?? [];
   const [chosen, setChosen] = useState<string | null>(null);
+  const [preview, setPreview] = useState<(typeof fitting)[number] | null>(null);
   const [title, setTitle] = useState('');
+  const [cover, setCover] = useState({ title: '', description: '', website: '' });
+  const [settings, setSettings] = useState<Record<string, string>>({});
+  const [background, setBackground] = useState('');
+  const [publish, setPublish] = useState(false);
   const [onlyFound, setOnlyFound] = useState(false);
   const [busy, setBusy] = useState(false);
   const [problem, setProblem] = useState<Problem | null>(null);
   const [batchId, setBatchId] = useState<string | null>(null);
-  const { batch, problem: readProblem } = useBatch(batchId);
+  const { batch: followed, problem: readProblem } = useBatch(batchId);
+  const [cancelled, setCancelled] = useState<typeof followed>(null);
+  const [cancelProblem, setCancelProblem] = useState<Problem | null>(null);
+  const [cancelling, setCancelling] = useState(false);
+  const batch = cancelled ?? followed;
   const template = chosen ?? fitting.find((t) => t.is_default)?.id ?? fitting[0]?.id ?? null;
-  const subset = onlyFound && found ? found : null;
+  const subset = picked.length > 0 ? picked.map((p) => p.key) : onlyFound && found ? found.map((i) => i.external_item_key) : null;
+
+  // After a move, focus stays on the moved item's button (or its other one at the ends of the list).
+  const [focus, setFocus] = useState<{ key: string; up: boolean } | null>(null);
+  useLayoutEffect(() => {
+    if (!focus) return;
+    const button = (id: string) => document.getElementById(id) as HTMLButtonElement | null;
+    const wanted = button(`pick-${focus.up ? 'up' : 'down'}-${focus.key}`);
+    (wanted && !wanted.disabled ? wanted : button(`pick-${focus.up ? 'down' : 'up'}-${focus.key}`))?.focus();
+    setFocus(null);
+  }, [focus]);
+  const move = (index: number, by: -1 | 1) => {
+    const key = picked[index]!.key;
+    setPicked((p) => {
+      const out = [...p];
+      const [it] = out.splice(index, 1);
+      out.splice(index + by, 0, it!);
+      return out;
+    });
+    setFocus({ key, up: by < 0 });
+  };
 
   const make = async (event: Event) => {
     event.preventDefault();
     if (busy) return;
     if (subset && subset.length === 0) return setProblem({ status: 422, type: 'ValidationException', message: 'No item matches the search: change it, or make the book from every available item.', details: {}, retryAfterSeconds: null });
     setBusy(true);
-    const body = {
+    const coverBody = Object.fromEntries(Object.entries(cover).map(([k, v]) => [k, v.trim()]).filter(([, v]) => v));
+    const settingsBody: Record<string, unknown> = Object.fromEntries(Object.entries(settings).filter(([, v]) => v).map(([k, v]) => [k, v === 'true' ? true : v === 'false' ? false : v]));
+    if (background.trim()) settingsBody.background = background.trim();
+    const body: RenderBody = {
       ...(template ? { template_id: Number(template) } : {}),
       ...(title.trim() ? { title: title.trim() } : {}),
-      ...(subset ? { items: subset.slice(0, 250).map((i) => i.external_item_key) } : {}),
+      ...(subset ? { items: subset.slice(0, RENDER_MAX_ITEMS) } : {}),
+      ...(Object.keys(coverBody).length ? { cover: coverBody } : {}),
+      ...(Object.keys(settingsBody).length ? { settings: settingsBody as RenderBody['settings'] } : {}),
+      status: publish ? 'publish' : 'draft',
     };
     const result = await call(client.POST('/v1/catalogs/{catalog}/render', { params: { path: { catalog: catalog.id } }, body }));
     setBusy(false);
     if (!result.ok) return setProblem(result.problem);
     setProblem(null);
+    setCancelled(null);
+    setCancelProblem(null);
     setBatchId(result.data.batch_id);
+  };
+  const cancel = async () => {
+    if (!batchId || cancelling) return;
+    setCancelling(true);
+    const result = await call(client.DELETE('/v1/batches/{batchId}', { params: { path: { batchId } } }));
+    setCancelling(false);
+    if (result.ok) setCancelled(result.data);
+    setCancelProblem(result.ok ? null : result.problem);
   };
 
   const book = batch?.books[0];
+  const running = !!batchId && (!batch || batch.status === 'queued' || batch.status === 'processing');
+  const coverField = (field: 'title' | 'description' | 'website') => fieldErrors(problem, `cover.${field}`);
   return (
     <form class="card stack" onSubmit={make} noValidate aria-labelledby="make-book">
       <h2 id="make-book">{`Make a book from ${catalog.name}`}</h2>
@@ -314,33 +431,87 @@ function MakeBook({ catalog, found }: { catalog: Catalog; found: Item[] | null }
           <legend>Template</legend>
           <div class="template-grid">
             {fitting.map((t) => (
-              <label class="template-choice" key={t.id}>
-                <img src={t.thumbnails.small} alt="" width={160} height={226} loading="lazy" />
-                <span class="check">
-                  <input type="radio" name="template" value={t.id} checked={template === t.id} onChange={() => setChosen(t.id)} aria-describedby={`template-${t.id}`} />
-                  {t.name}
-                </span>
+              <div class="template-choice" key={t.id}>
+                <label class="template-pick">
+                  <img src={t.thumbnails.small} alt="" width={160} height={226} loading="lazy" />
+                  <span class="check">
+                    <input type="radio" name="template" value={t.id} checked={template === t.id} onChange={() => setChosen(t.id)} aria-describedby={`template-${t.id}`} />
+                    {t.name}
+                  </span>
+                </label>
                 <span class="hint" id={`template-${t.id}`}>{t.description}</span>
-              </label>
+                <Button variant="link" onClick={() => setPreview(t)}>Larger preview<Hidden> of {t.name}</Hidden></Button>
+              </div>
             ))}
           </div>
         </fieldset>
       )}
-      <TextInput label="Book name" hint={`Optional; empty names the book ${catalog.name}.`} value={title} onValue={setTitle} errors={fieldErrors(problem, 'title')} autoComplete="off" />
-      {found && (
-        <label class="check">
-          <input type="checkbox" checked={onlyFound} onChange={(e) => setOnlyFound(e.currentTarget.checked)} />
-          {`Only the ${found.length} ${found.length === 1 ? 'item' : 'items'} matching the search`}
-        </label>
+      {preview && (
+        <Dialog title={`${preview.name}, larger`} onClose={() => setPreview(null)}>
+          <img class="template-large" src={preview.thumbnails.large} alt={`A sample page laid out with ${preview.name}`} width={1024} height={1448} />
+          <p class="hint">{preview.description}</p>
+          <div class="actions">
+            <Button variant="primary" onClick={() => { setChosen(preview.id); setPreview(null); }}>{`Use ${preview.name}`}</Button>
+            <Button onClick={() => setPreview(null)}>Close</Button>
+          </div>
+        </Dialog>
       )}
-      <p class="hint">{subset ? 'The items found, in the order shown.' : 'Every available item of the catalog, oldest first (up to 250).'}</p>
-      <ErrorMessage problem={problem} shownFields={['title']} title="The book was not made" />
-      <Button type="submit" variant="primary" busy={busy}>Make the book</Button>
+      <TextInput label="Book name" hint={`Optional; empty names the book ${catalog.name}.`} value={title} onValue={setTitle} errors={fieldErrors(problem, 'title')} autoComplete="off" />
+      <fieldset class="stack">
+        <legend>Cover</legend>
+        <TextInput label="Cover title" hint="Optional; empty: the catalog's name." value={cover.title} onValue={(v) => setCover((c) => ({ ...c, title: v }))} errors={coverField('title')} autoComplete="off" />
+        <Field label="Cover text" hint="Optional: a few lines under the title." errors={coverField('description')}>
+          {(control) => <textarea {...control} rows={3} value={cover.description} onInput={(e) => { const v = e.currentTarget.value; setCover((c) => ({ ...c, description: v })); }} />}
+        </Field>
+        <TextInput label="Website on the cover" hint="Optional, as it should be printed." value={cover.website} onValue={(v) => setCover((c) => ({ ...c, website: v }))} errors={coverField('website')} autoComplete="url" />
+      </fieldset>
+      <details class="stack">
+        <summary>Reader settings</summary>
+        <p class="hint">Each is the usual one unless chosen; all can be changed later in the book's reader settings.</p>
+        {RENDER_SETTINGS.map(({ field, label, options }) => (
+          <Select key={field} label={label} value={settings[field] ?? ''} options={[{ value: '', label: 'The usual' }, ...options]}
+            onValue={(v) => setSettings((s) => ({ ...s, [field]: v }))} errors={fieldErrors(problem, `settings.${field}`)} />
+        ))}
+        <TextInput label="Background" hint="Optional: a CSS colour or gradient, or an image URL." value={background} onValue={setBackground} errors={fieldErrors(problem, 'settings.background')} autoComplete="off" />
+      </details>
+      <fieldset>
+        <legend>When it is ready</legend>
+        <label class="check"><input type="radio" name="render-status" checked={!publish} onChange={() => setPublish(false)} />Keep it a draft</label>
+        <label class="check"><input type="radio" name="render-status" checked={publish} onChange={() => setPublish(true)} />Publish it</label>
+      </fieldset>
+      {picked.length > 0
+        ? (
+          <section class="stack" aria-labelledby="picked-items">
+            <h3 id="picked-items">{`Items in the book (${picked.length}), in page order`}</h3>
+            <ol class="item-list picked">
+              {picked.map((p, index) => (
+                <li key={p.key} class="item">
+                  <span class="item-title">{`${index + 1}. ${p.title}`}</span>
+                  <span class="actions">
+                    <Button id={`pick-up-${p.key}`} onClick={() => move(index, -1)} disabled={index === 0}>Move up<Hidden> {p.title}</Hidden></Button>
+                    <Button id={`pick-down-${p.key}`} onClick={() => move(index, 1)} disabled={index === picked.length - 1}>Move down<Hidden> {p.title}</Hidden></Button>
+                    <Button onClick={() => setPicked((all) => all.filter((x) => x.key !== p.key))}>Take out<Hidden> {p.title}</Hidden></Button>
+                  </span>
+                </li>
+              ))}
+            </ol>
+            <Button onClick={() => setPicked(() => [])}>Take out every item</Button>
+          </section>
+        )
+        : found && (
+          <label class="check">
+            <input type="checkbox" checked={onlyFound} onChange={(e) => setOnlyFound(e.currentTarget.checked)} />
+            {`Only the ${found.length} ${found.length === 1 ? 'item' : 'items'} matching the search`}
+          </label>
+        )}
+      <p class="hint">{picked.length > 0 ? `The items added, in this order (up to ${RENDER_MAX_ITEMS}).` : subset ? 'The items found, in the order shown.' : `Every available item of the catalog, oldest first (up to ${RENDER_MAX_ITEMS}); or add items one by one with “Add” in the list above.`}</p>
+      <ErrorMessage problem={problem} shownFields={['title', 'cover.title', 'cover.description', 'cover.website', 'settings.background', ...RENDER_SETTINGS.map((s) => `settings.${s.field}`)]} title="The book was not made" />
+      <Button type="submit" variant="primary" busy={busy} disabled={running}>Make the book</Button>
       {batchId && !batch && !readProblem && <p role="status">Laying the items out…</p>}
       {batch && (
         <div class="stack">
           {batch.status === 'processing' && batch.progress.total > 0 && <progress max={batch.progress.total} value={batch.progress.completed} aria-label="Pages of the new book" />}
-          <p role="status" class={`conversion-state conversion-${batch.status}`}>{conversionWords(batch)}</p>
+          <p role="status" class={`conversion-state conversion-${batch.status}`}>{batch.status === 'cancelled' ? 'Cancelled: the book was not made, and nothing of it is kept.' : conversionWords(batch)}</p>
           {batch.warnings.length > 0 && (
             <div class="warnings">
               <p class="alert-title">What could not be laid out as asked</p>
@@ -350,6 +521,8 @@ function MakeBook({ catalog, found }: { catalog: Catalog; found: Item[] | null }
           {batch.status === 'completed' && book && <p><a href={bookHref(book)}>Open the book {book.name}</a></p>}
         </div>
       )}
+      {running && <Button onClick={cancel} busy={cancelling}>Cancel making the book</Button>}
+      <ErrorMessage problem={cancelProblem} title="The book could not be cancelled" />
       <ErrorMessage problem={readProblem} title="The book's progress could not be read" />
     </form>
   );

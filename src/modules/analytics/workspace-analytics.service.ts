@@ -174,7 +174,7 @@ export class WorkspaceAnalyticsService {
    * not by workspace, so the workspace's link clicks are read book by book from that index instead of scanning every event.
    */
   private workspaceBooks(s: Scope, alias: string): SQL {
-    return s.bookId === null ? sql`and ${sql.raw(`${alias}.book_id`)} in (select wb.id from books wb where wb.workspace_id = ${s.workspaceId})` : sql``;
+    return sql`${sql.raw(`${alias}.book_id`)} in (select wb.id from books wb where wb.workspace_id = ${s.workspaceId})`;
   }
 
   /** True (as SQL) when an address is the team's: a member's, listed, or of a listed domain. */
@@ -184,10 +184,14 @@ export class WorkspaceAnalyticsService {
   }
 
   /** Rows of `alias` (with workspace_id, book_id, viewer_id and `timeColumn`) in the scope. */
-  private where(s: Scope, alias: string, timeColumn: string, range: DateRange = s.range): SQL {
+  private where(s: Scope, alias: string, timeColumn: string, range: DateRange = s.range, options: { byBooks?: boolean } = {}): SQL {
     const col = (name: string) => sql.raw(`${alias}.${name}`);
-    const parts: SQL[] = [sql`${col('workspace_id')} = ${s.workspaceId}`];
-    if (s.bookId !== null) parts.push(sql`${col('book_id')} = ${s.bookId}`);
+    // A book (found within the workspace by scope()) scopes the rows alone, as in the book operations (filterConditions):
+    // without workspace_id, which no (book, …) index holds, the link clicks are an index-only scan of the (book, type, time)
+    // index instead of a heap fetch per click (33,000 clicks over 90 days on PostgreSQL: 34 ms instead of 275 ms, cold).
+    // `byBooks`: without a book, the workspace's books named (workspaceBooks) scope the rows the same way.
+    const parts: SQL[] = s.bookId !== null ? [sql`${col('book_id')} = ${s.bookId}`]
+      : options.byBooks ? [this.workspaceBooks(s, alias)] : [sql`${col('workspace_id')} = ${s.workspaceId}`];
     // Visits, interaction events and leads all keep the tracked link they came through; another workspace's matches nothing.
     if (s.trackedLinkId !== undefined) parts.push(sql`${col('tracked_link_id')} = ${s.trackedLinkId}`);
     if (range.from) parts.push(sql`${col(timeColumn)} >= ${range.from.toISOString()}::timestamptz`);
@@ -201,7 +205,7 @@ export class WorkspaceAnalyticsService {
       -- One pass over the range's visits for the three figures of visits.
       select v.views, v.unique_readers, v.reading_seconds,
         (select count(*) from leads l where ${this.where(s, 'l', 'created_at', range)}) as leads,
-        (select count(*) from interaction_events ie where ie.event_type = 'link_clicked' and ${this.where(s, 'ie', 'occurred_at', range)} ${this.workspaceBooks(s, 'ie')}) as link_clicks
+        (select count(*) from interaction_events ie where ie.event_type = 'link_clicked' and ${this.where(s, 'ie', 'occurred_at', range, { byBooks: true })}) as link_clicks
       from (select count(*) as views, ${UNIQUE_READERS} as unique_readers, coalesce(sum(ve.duration_seconds), 0) as reading_seconds
             from view_events ve where ${this.where(s, 've', 'recorded_at', range)}) v`);
     return { views: num(row!.views), unique_readers: num(row!.unique_readers), reading_seconds: num(row!.reading_seconds), leads: num(row!.leads), link_clicks: num(row!.link_clicks) };
@@ -243,13 +247,16 @@ export class WorkspaceAnalyticsService {
     }
     const days = Math.round((Date.parse(`${last}T00:00:00Z`) - Date.parse(`${first}T00:00:00Z`)) / DAY_MS) + 1;
     const interval = q.interval ?? intervalFor(days);
+    // Grouped by the bucket's timestamp, formatted once per bucket: grouping by the text (to_char of every visit) sorted
+    // 100,000 strings (90 days of one book on PostgreSQL: p50 60-80 ms instead of 90-110).
     const rows = await this.reader.rows<{ period: string; views: unknown; unique_readers: unknown; reading_seconds: unknown }>(sql`
-      select to_char(date_trunc(${interval}, ve.recorded_at at time zone ${tz}), 'YYYY-MM-DD') as period,
-             count(*) as views,
-             ${UNIQUE_READERS} as unique_readers,
-             coalesce(sum(ve.duration_seconds), 0) as reading_seconds
-      from view_events ve where ${this.where(s, 've', 'recorded_at')}
-      group by 1`);
+      select to_char(b.bucket, 'YYYY-MM-DD') as period, b.views, b.unique_readers, b.reading_seconds from (
+        select date_trunc(${interval}, ve.recorded_at at time zone ${tz}) as bucket,
+               count(*) as views,
+               ${UNIQUE_READERS} as unique_readers,
+               coalesce(sum(ve.duration_seconds), 0) as reading_seconds
+        from view_events ve where ${this.where(s, 've', 'recorded_at')}
+        group by 1) b`);
     const found = new Map(rows.map((r) => [r.period, r]));
     const data: { period: string; views: number; unique_readers: number; reading_seconds: number }[] = [];
     for (let period = bucketOf(first, interval); period <= last; period = nextBucket(period, interval)) {

@@ -78,7 +78,7 @@ export default function BookAnalytics() {
   return (
     <Page title={title}>
       <p>
-        <a href={rangeHref('/app/analytics', { ...state, link: undefined })}>All analytics</a>
+        <a href={rangeHref('/app/analytics', { ...state, link: undefined, events: undefined })}>All analytics</a>
         {link !== undefined && <> · <a href={rangeHref(`/app/analytics/books/${bookId}`, { ...state, link: undefined })}>All visits of this book</a></>}
       </p>
       {linkName && <p data-tracked-link>Every figure and section below counts only the visits, clicks and leads that came through the tracked link {linkName}.</p>}
@@ -112,7 +112,7 @@ export default function BookAnalytics() {
               <PageAttention query={bookQuery} visits={visits} />
               <ReadingFlow query={bookQuery} />
               <Readers query={bookQuery} />
-              <Events query={bookQuery} />
+              <Events query={bookQuery} filter={state.events} onFilter={(events) => setState({ ...state, events }, true)} />
               <Leads query={bookQuery} />
             </>
           )}

@@ -3,17 +3,17 @@
  * `interaction-events`) or the audit log (`audit-log`: the gate's decisions
  * and the recorded reader actions), with the API's event-type filter (and a
  * page for interaction events), 50 at a time in the API's order, with "Show more".
+ * The filters are the screen's state, kept in the address with the range
+ * (range.ts: `events`, `event_type`, `event_page`), so reload and share keep them.
  */
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { client, type Result } from '../api.ts';
 import { Select } from '../components/select.tsx';
 import { Table } from '../components/table.tsx';
 import { formatDateTime } from '../format.ts';
-import { eventLabel } from './range.ts';
+import { AUDIT_TYPES, INTERACTION_TYPES, eventLabel, type EventsFilter } from './range.ts';
 import { Problems, ShowMore, Wait, callWhole, usePagedList, type Batch, type BookQuery } from './widgets.tsx';
 
-const INTERACTION_TYPES = ['session_started', 'page_segment_completed', 'link_clicked', 'document_downloaded', 'lead_form_submitted', 'form_widget_opened', 'checkout_widget_opened', 'checkout_redirect_clicked', 'session_ended'] as const;
-const AUDIT_TYPES = ['access_requested', 'access_granted', 'access_rejected', 'document_downloaded', 'link_clicked', 'lead_form_submitted', 'form_widget_opened', 'checkout_widget_opened', 'checkout_redirect_clicked'] as const;
 export const EVENTS_PAGE = 50;
 
 interface Row {
@@ -25,11 +25,23 @@ interface Row {
   detail: string;
 }
 
-export function Events({ query }: { query: BookQuery }) {
-  const [kind, setKind] = useState<'interaction' | 'audit'>('interaction');
-  const [type, setType] = useState('');
-  const [pageNumber, setPageNumber] = useState('');
-  const page = kind === 'interaction' && /^[1-9]\d*$/.test(pageNumber) ? Number(pageNumber) : undefined;
+/**
+ * `filter` comes from the address and `onFilter` puts a change there; the page field keeps what is typed
+ * (an empty or unfinished number included) and sends it to the address once it is a page number or empty.
+ */
+export function Events({ query, filter, onFilter }: { query: BookQuery; filter: EventsFilter | undefined; onFilter: (next: EventsFilter) => void }) {
+  const kind = filter?.kind ?? 'interaction';
+  const type = filter?.type ?? '';
+  const page = kind === 'interaction' ? filter?.page : undefined;
+  const [pageNumber, setPageNumber] = useState(page !== undefined ? String(page) : '');
+  // The address changed otherwise (back, a link): the field shows its page.
+  useEffect(() => {
+    setPageNumber((typed) => {
+      const typedPage = /^[1-9]\d{0,5}$/.test(typed) ? Number(typed) : undefined;
+      if (typedPage === page) return typed;
+      return page !== undefined ? String(page) : '';
+    });
+  }, [page]);
   const load = async (cursor?: string): Promise<Result<Batch<Row>>> => {
     if (kind === 'interaction') {
       const result = await callWhole(client.GET('/v1/analytics/interaction-events', {
@@ -55,16 +67,23 @@ export function Events({ query }: { query: BookQuery }) {
           label="Show"
           value={kind}
           options={[{ value: 'interaction', label: 'Interaction events' }, { value: 'audit', label: 'Audit log' }]}
-          onValue={(value) => {
-            setKind(value as 'interaction' | 'audit');
-            setType('');
-          }}
+          onValue={(value) => onFilter({ kind: value as 'interaction' | 'audit' })}
         />
-        <Select label="Event type" value={type} options={[{ value: '', label: 'All types' }, ...types.map((t) => ({ value: t, label: eventLabel(t) }))]} onValue={setType} />
+        <Select
+          label="Event type"
+          value={type}
+          options={[{ value: '', label: 'All types' }, ...types.map((t) => ({ value: t, label: eventLabel(t) }))]}
+          onValue={(value) => onFilter({ kind, ...(value ? { type: value } : {}), ...(page !== undefined ? { page } : {}) })}
+        />
         {kind === 'interaction' && (
           <div class="field">
             <label for="events-page">Page</label>
-            <input id="events-page" type="number" min={1} inputMode="numeric" value={pageNumber} onInput={(e) => setPageNumber(e.currentTarget.value)} />
+            <input id="events-page" type="number" min={1} inputMode="numeric" value={pageNumber} onInput={(e) => {
+              const typed = e.currentTarget.value;
+              setPageNumber(typed);
+              const next = /^[1-9]\d{0,5}$/.test(typed) ? Number(typed) : undefined;
+              if ((next !== undefined || typed === '') && next !== page) onFilter({ kind, ...(type ? { type } : {}), ...(next !== undefined ? { page: next } : {}) });
+            }} />
           </div>
         )}
       </div>

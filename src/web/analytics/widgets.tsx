@@ -90,10 +90,11 @@ export function callWhole<B>(request: Promise<{ data?: B; error?: unknown; respo
 }
 
 /** The range and switch of the address, and a way to change them. */
-export function useRange(): [RangeState, (next: RangeState) => void] {
+/** The screen's state from the address, and a change of it (`replace`: in place of the current history entry). */
+export function useRange(): [RangeState, (next: RangeState, replace?: boolean) => void] {
   const location = useLocation();
   const state = readRange(location.query);
-  return [state, (next) => location.route(rangeHref(location.path, next))];
+  return [state, (next, replace) => location.route(rangeHref(location.path, next), replace)];
 }
 
 export function RangeBar({ state, onChange, timeZone }: { state: RangeState; onChange: (next: RangeState) => void; timeZone: string | undefined }) {

@@ -9,7 +9,9 @@
  * are folded as the analytics.rollup job would. Then, BENCH_ITERATIONS times
  * (default 5), for the book screen and the overview:
  *  - navigation: from `page.goto` to every figure, chart and table drawn (no
- *    element `aria-busy`, the page table, the flow, the readers, the events),
+ *    element `aria-busy`, the page table, the flow, the readers; the events and
+ *    the leads, below the view, read when they come near it or 1.5 s after, so
+ *    they are not waited for: their headings only),
  *    timed in the page (a check every frame from the navigation's start) and
  *    as Playwright sees it (its own round trips included);
  *  - range change: choosing "Last 30 days" to the new figures drawn and every

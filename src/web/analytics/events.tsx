@@ -6,13 +6,13 @@
  * The filters are the screen's state, kept in the address with the range
  * (range.ts: `events`, `event_type`, `event_page`), so reload and share keep them.
  */
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { client, type Result } from '../api.ts';
 import { Select } from '../components/select.tsx';
 import { Table } from '../components/table.tsx';
 import { formatDateTime } from '../format.ts';
 import { AUDIT_TYPES, INTERACTION_TYPES, eventLabel, type EventsFilter } from './range.ts';
-import { Problems, ShowMore, Wait, callWhole, usePagedList, type Batch, type BookQuery } from './widgets.tsx';
+import { Deferred, Problems, ShowMore, Wait, callWhole, usePagedList, useWhenNear, type Batch, type BookQuery } from './widgets.tsx';
 
 export const EVENTS_PAGE = 50;
 
@@ -57,10 +57,12 @@ export function Events({ query, filter, onFilter }: { query: BookQuery; filter: 
     return { ok: true, data: { cursor: result.data.meta.next_cursor, rows: result.data.data.map((e) => ({ key: `a${e.id}`, at: e.occurred_at, type: e.event_type, reader: e.viewer_email || 'Anonymous', page: e.page_number, detail: e.reason ?? '' })) } };
   };
   const key = JSON.stringify([query, kind, type, page]);
-  const { first, rows, cursor, loadingMore, showMore } = usePagedList(`e${key}`, load);
+  const section = useRef<HTMLElement>(null);
+  const near = useWhenNear(section, key);
+  const { first, rows, cursor, loadingMore, showMore } = usePagedList(`e${key}`, load, near);
   const types = kind === 'interaction' ? INTERACTION_TYPES : AUDIT_TYPES;
   return (
-    <section class="card" aria-labelledby="events" aria-busy={first.loading}>
+    <section ref={section} class="card" aria-labelledby="events" aria-busy={first.loading}>
       <h2 id="events">Events</h2>
       <div class="analytics-range-row">
         <Select
@@ -89,6 +91,7 @@ export function Events({ query, filter, onFilter }: { query: BookQuery; filter: 
       </div>
       <Problems problem={first.problem} what="events" />
       <Wait loading={first.loading && !first.data} what="events" />
+      <Deferred shown={!near} />
       {first.data && (rows.length === 0 ? <p class="empty">No event matches in this range.</p> : (
         <>
           <Table

@@ -29,7 +29,7 @@ interface Row {
  * `filter` comes from the address and `onFilter` puts a change there; the page field keeps what is typed
  * (an empty or unfinished number included) and sends it to the address once it is a page number or empty.
  */
-export function Events({ query, filter, onFilter }: { query: BookQuery; filter: EventsFilter | undefined; onFilter: (next: EventsFilter) => void }) {
+export function Events({ query, filter, onFilter, hold = false }: { query: BookQuery; filter: EventsFilter | undefined; onFilter: (next: EventsFilter) => void; hold?: boolean }) {
   const kind = filter?.kind ?? 'interaction';
   const type = filter?.type ?? '';
   const page = kind === 'interaction' ? filter?.page : undefined;
@@ -58,7 +58,7 @@ export function Events({ query, filter, onFilter }: { query: BookQuery; filter: 
   };
   const key = JSON.stringify([query, kind, type, page]);
   const section = useRef<HTMLElement>(null);
-  const near = useWhenNear(section, key);
+  const near = useWhenNear(section, key, hold);
   const { first, rows, cursor, loadingMore, showMore } = usePagedList(`e${key}`, load, near);
   const types = kind === 'interaction' ? INTERACTION_TYPES : AUDIT_TYPES;
   return (

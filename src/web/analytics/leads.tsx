@@ -14,7 +14,7 @@ export const LEADS_PAGE = 50;
 
 type Lead = { id: number; submitted_at: string; name: string; email: string; phone: string | null; company: string | null; message: string | null; tracked_link_name: string | null };
 
-export function Leads({ query }: { query: BookQuery }) {
+export function Leads({ query, hold = false }: { query: BookQuery; hold?: boolean }) {
   const load = async (cursor?: string): Promise<Result<Batch<Lead>>> => {
     const result = await callWhole(client.GET('/v1/analytics/leads', { params: { query: { ...query, limit: LEADS_PAGE, ...(cursor ? { cursor } : {}) } } }));
     if (!result.ok) return result;
@@ -22,7 +22,7 @@ export function Leads({ query }: { query: BookQuery }) {
   };
   const key = JSON.stringify(query);
   const section = useRef<HTMLElement>(null);
-  const near = useWhenNear(section, key);
+  const near = useWhenNear(section, key, hold);
   const { first, rows, cursor, loadingMore, showMore } = usePagedList(`leads${key}`, load, near);
   return (
     <section ref={section} class="card" aria-labelledby="leads" aria-busy={first.loading}>

@@ -64,9 +64,11 @@ export const DEFERRED_MS = 1500;
  * was set (on arrival, or after a change of range or filter), whichever comes first. So the sections below the
  * view (the events, the leads) leave the browser's 6 connections to what is on screen when the screen opens or
  * its range changes, and still always read: a keyboard or screen-reader user who reaches them, or nobody, gets
- * them within the delay. Until then the section shows no rows, never the previous range's.
+ * them within the delay. Until then the section shows no rows, never the previous range's. `hold`: while the
+ * screen's top (the figures) is still reading, nearness does not count: on arrival the sections above are
+ * still empty, so everything is near the view until they fill.
  */
-export function useWhenNear(ref: { current: Element | null }, key: string): boolean {
+export function useWhenNear(ref: { current: Element | null }, key: string, hold = false): boolean {
   const [near, setNear] = useState(false);
   const [ready, setReady] = useState<string | null>(null);
   useEffect(() => {
@@ -80,13 +82,13 @@ export function useWhenNear(ref: { current: Element | null }, key: string): bool
     return () => observer.disconnect();
   }, []);
   useEffect(() => {
-    if (near) setReady(key);
-  }, [near, key]);
+    if (near && !hold) setReady(key);
+  }, [near, hold, key]);
   useEffect(() => {
     const timer = setTimeout(() => setReady(key), DEFERRED_MS);
     return () => clearTimeout(timer);
   }, [key]);
-  return near || ready === key;
+  return (near && !hold) || ready === key;
 }
 
 /** One screenful of a cursor-paginated list: its rows and the cursor of the next, null at the end. */

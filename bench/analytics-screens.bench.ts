@@ -133,7 +133,7 @@ try {
       const has = (selector: string) => document.querySelector(selector) !== null;
       const busy = has('[aria-busy="true"]') || has('.loading');
       if (busy) w.__bench.busy = true;
-      if (busy || !w.__bench.busy || !has('[data-figure="views"] .analytics-value') || !has('.analytics-bars')) return false;
+      if (busy || !w.__bench.busy || !has('[data-figure="views"] .analytics-value') || !has('[aria-labelledby="views-over-time"] .analytics-bars')) return false;
       return location.pathname.includes('/books/')
         ? document.querySelectorAll('[data-page]').length >= pages && has('[data-flow-summary]') && has('#readers') && has('#leads')
         : has('.card h2') && [...document.querySelectorAll('h2')].some((h) => h.textContent === 'Top embedding sites');
@@ -149,9 +149,11 @@ try {
     return b.at === null ? false : b.at - b.since;
   }).then((handle) => handle.jsonValue() as Promise<number>);
   const settled = () => page.waitForFunction(() => !document.querySelector('[aria-busy="true"]') && !document.querySelector('.loading'));
+  // The views over time by their section: the book's reach-by-page chart is `.analytics-bars` too, and it alone
+  // let the screen count as complete before the series had answered (until 26 November).
   const bookComplete = async () => {
     await page.locator('[data-figure="views"] .analytics-value').waitFor();
-    await page.locator('.analytics-bars').first().waitFor();
+    await page.locator('[aria-labelledby="views-over-time"] .analytics-bars').waitFor();
     await page.getByRole('table', { name: 'Page performance' }).locator(`tbody tr:nth-child(${PAGES})`).waitFor();
     await page.locator('[data-flow-summary]').waitFor();
     await page.getByRole('heading', { name: 'Readers' }).waitFor();
@@ -160,7 +162,7 @@ try {
   };
   const overviewComplete = async () => {
     await page.locator('[data-figure="views"] .analytics-value').waitFor();
-    await page.locator('.analytics-bars').first().waitFor();
+    await page.locator('[aria-labelledby="views-over-time"] .analytics-bars').waitFor();
     await page.getByRole('heading', { name: 'Top embedding sites' }).waitFor();
     await page.getByRole('heading', { name: 'Top books' }).waitFor();
     await settled();

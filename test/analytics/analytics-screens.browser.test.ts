@@ -304,10 +304,32 @@ describe('analytics screens', { skip: WEB_SKIP }, () => {
       await page.getByLabel('Event type').selectOption('');
       await page.getByLabel('Page', { exact: true }).fill('2');
       await waitForEvents('Interaction events, in the order they occurred', (await api('interaction-events', { ...bookFilter, page_number: 2 })).data.map(interactionRow));
+      // The filters are the screen's state, in the address with the range and the switch: a reload (or the address shared) shows the same list.
+      await page.getByLabel('Event type').selectOption('page_segment_completed');
+      const segmentsOfPage2 = (await api('interaction-events', { ...bookFilter, event_type: 'page_segment_completed', page_number: 2 })).data.map(interactionRow);
+      assert.ok(segmentsOfPage2.length > 0);
+      await waitForEvents('Interaction events, in the order they occurred', segmentsOfPage2);
+      const filtered = new URL(page.url());
+      assert.deepEqual([filtered.searchParams.get('range'), filtered.searchParams.get('team'), filtered.searchParams.get('event_type'), filtered.searchParams.get('event_page')], [RANGE, 'exclude', 'page_segment_completed', '2']);
+      await page.reload();
+      await waitForEvents('Interaction events, in the order they occurred', segmentsOfPage2);
+      assert.equal(await page.getByLabel('Event type').inputValue(), 'page_segment_completed');
+      assert.equal(await page.getByLabel('Page', { exact: true }).inputValue(), '2');
       await page.getByLabel('Show').selectOption('audit');
+      const auditRow = (e: { event_type: string; viewer_email: string; page_number: number | null }) => [eventLabel(e.event_type), e.viewer_email || 'Anonymous', e.page_number === null ? '' : String(e.page_number)];
       const audit = await api('audit-log', bookFilter);
       assert.ok(audit.data.some((e: { event_type: string }) => e.event_type === 'access_rejected'));
-      await waitForEvents('Audit log, in the order it was recorded', audit.data.map((e: { event_type: string; viewer_email: string; page_number: number | null }) => [eventLabel(e.event_type), e.viewer_email || 'Anonymous', e.page_number === null ? '' : String(e.page_number)]));
+      await waitForEvents('Audit log, in the order it was recorded', audit.data.map(auditRow));
+      assert.equal(new URL(page.url()).searchParams.get('event_page'), null);
+      await page.getByLabel('Event type').selectOption('access_rejected');
+      const rejected = (await api('audit-log', { ...bookFilter, event_type: 'access_rejected' })).data.map(auditRow);
+      await waitForEvents('Audit log, in the order it was recorded', rejected);
+      await page.reload();
+      await waitForEvents('Audit log, in the order it was recorded', rejected);
+      assert.equal(await page.getByLabel('Show').inputValue(), 'audit');
+      assert.equal(await page.getByLabel('Event type').inputValue(), 'access_rejected');
+      await page.getByLabel('Event type').selectOption('');
+      await waitForEvents('Audit log, in the order it was recorded', audit.data.map(auditRow));
       await accessibleInBothThemes(page, 'Book analytics with the audit log');
 
       // Leads: the API's leads for the same filter, 50 then the rest with "Show more leads".

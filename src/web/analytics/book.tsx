@@ -71,6 +71,8 @@ export default function BookAnalytics() {
   }, [answeredZone]);
   const timeZone = answeredZone ?? rememberedZone();
   const bookQuery = timeZone ? { ...query, tz: timeZone } : null;
+  // The events and leads, far below, wait while the figures and the series read (useWhenNear).
+  const topReading = summary.loading || series.loading;
   const exportsLabel = link !== undefined ? 'through this tracked link' : 'of this book';
   const exportQuery = new URLSearchParams({
     date: state.date, ...(timeZone ? { tz: timeZone } : {}), ...(state.excludeTeam ? { exclude_team: 'true' } : {}), ...(link !== undefined ? { tracked_link_id: String(link) } : {}),
@@ -78,7 +80,7 @@ export default function BookAnalytics() {
   return (
     <Page title={title}>
       <p>
-        <a href={rangeHref('/app/analytics', { ...state, link: undefined })}>All analytics</a>
+        <a href={rangeHref('/app/analytics', { ...state, link: undefined, events: undefined })}>All analytics</a>
         {link !== undefined && <> · <a href={rangeHref(`/app/analytics/books/${bookId}`, { ...state, link: undefined })}>All visits of this book</a></>}
       </p>
       {linkName && <p data-tracked-link>Every figure and section below counts only the visits, clicks and leads that came through the tracked link {linkName}.</p>}
@@ -112,8 +114,8 @@ export default function BookAnalytics() {
               <PageAttention query={bookQuery} visits={visits} />
               <ReadingFlow query={bookQuery} />
               <Readers query={bookQuery} />
-              <Events query={bookQuery} />
-              <Leads query={bookQuery} />
+              <Events query={bookQuery} filter={state.events} onFilter={(events) => setState({ ...state, events }, true)} hold={topReading} />
+              <Leads query={bookQuery} hold={topReading} />
             </>
           )}
 

@@ -3,17 +3,17 @@
  * `interaction-events`) or the audit log (`audit-log`: the gate's decisions
  * and the recorded reader actions), with the API's event-type filter (and a
  * page for interaction events), 50 at a time in the API's order, with "Show more".
+ * The filters are the screen's state, kept in the address with the range
+ * (range.ts: `events`, `event_type`, `event_page`), so reload and share keep them.
  */
-import { useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { client, type Result } from '../api.ts';
 import { Select } from '../components/select.tsx';
 import { Table } from '../components/table.tsx';
 import { formatDateTime } from '../format.ts';
-import { eventLabel } from './range.ts';
-import { Problems, ShowMore, Wait, callWhole, usePagedList, type Batch, type BookQuery } from './widgets.tsx';
+import { AUDIT_TYPES, INTERACTION_TYPES, eventLabel, type EventsFilter } from './range.ts';
+import { Deferred, Problems, ShowMore, Wait, callWhole, usePagedList, useWhenNear, type Batch, type BookQuery } from './widgets.tsx';
 
-const INTERACTION_TYPES = ['session_started', 'page_segment_completed', 'link_clicked', 'document_downloaded', 'lead_form_submitted', 'form_widget_opened', 'checkout_widget_opened', 'checkout_redirect_clicked', 'session_ended'] as const;
-const AUDIT_TYPES = ['access_requested', 'access_granted', 'access_rejected', 'document_downloaded', 'link_clicked', 'lead_form_submitted', 'form_widget_opened', 'checkout_widget_opened', 'checkout_redirect_clicked'] as const;
 export const EVENTS_PAGE = 50;
 
 interface Row {
@@ -25,11 +25,23 @@ interface Row {
   detail: string;
 }
 
-export function Events({ query }: { query: BookQuery }) {
-  const [kind, setKind] = useState<'interaction' | 'audit'>('interaction');
-  const [type, setType] = useState('');
-  const [pageNumber, setPageNumber] = useState('');
-  const page = kind === 'interaction' && /^[1-9]\d*$/.test(pageNumber) ? Number(pageNumber) : undefined;
+/**
+ * `filter` comes from the address and `onFilter` puts a change there; the page field keeps what is typed
+ * (an empty or unfinished number included) and sends it to the address once it is a page number or empty.
+ */
+export function Events({ query, filter, onFilter, hold = false }: { query: BookQuery; filter: EventsFilter | undefined; onFilter: (next: EventsFilter) => void; hold?: boolean }) {
+  const kind = filter?.kind ?? 'interaction';
+  const type = filter?.type ?? '';
+  const page = kind === 'interaction' ? filter?.page : undefined;
+  const [pageNumber, setPageNumber] = useState(page !== undefined ? String(page) : '');
+  // The address changed otherwise (back, a link): the field shows its page.
+  useEffect(() => {
+    setPageNumber((typed) => {
+      const typedPage = /^[1-9]\d{0,5}$/.test(typed) ? Number(typed) : undefined;
+      if (typedPage === page) return typed;
+      return page !== undefined ? String(page) : '';
+    });
+  }, [page]);
   const load = async (cursor?: string): Promise<Result<Batch<Row>>> => {
     if (kind === 'interaction') {
       const result = await callWhole(client.GET('/v1/analytics/interaction-events', {
@@ -45,31 +57,41 @@ export function Events({ query }: { query: BookQuery }) {
     return { ok: true, data: { cursor: result.data.meta.next_cursor, rows: result.data.data.map((e) => ({ key: `a${e.id}`, at: e.occurred_at, type: e.event_type, reader: e.viewer_email || 'Anonymous', page: e.page_number, detail: e.reason ?? '' })) } };
   };
   const key = JSON.stringify([query, kind, type, page]);
-  const { first, rows, cursor, loadingMore, showMore } = usePagedList(`e${key}`, load);
+  const section = useRef<HTMLElement>(null);
+  const near = useWhenNear(section, key, hold);
+  const { first, rows, cursor, loadingMore, showMore } = usePagedList(`e${key}`, load, near);
   const types = kind === 'interaction' ? INTERACTION_TYPES : AUDIT_TYPES;
   return (
-    <section class="card" aria-labelledby="events" aria-busy={first.loading}>
+    <section ref={section} class="card" aria-labelledby="events" aria-busy={first.loading}>
       <h2 id="events">Events</h2>
       <div class="analytics-range-row">
         <Select
           label="Show"
           value={kind}
           options={[{ value: 'interaction', label: 'Interaction events' }, { value: 'audit', label: 'Audit log' }]}
-          onValue={(value) => {
-            setKind(value as 'interaction' | 'audit');
-            setType('');
-          }}
+          onValue={(value) => onFilter({ kind: value as 'interaction' | 'audit' })}
         />
-        <Select label="Event type" value={type} options={[{ value: '', label: 'All types' }, ...types.map((t) => ({ value: t, label: eventLabel(t) }))]} onValue={setType} />
+        <Select
+          label="Event type"
+          value={type}
+          options={[{ value: '', label: 'All types' }, ...types.map((t) => ({ value: t, label: eventLabel(t) }))]}
+          onValue={(value) => onFilter({ kind, ...(value ? { type: value } : {}), ...(page !== undefined ? { page } : {}) })}
+        />
         {kind === 'interaction' && (
           <div class="field">
             <label for="events-page">Page</label>
-            <input id="events-page" type="number" min={1} inputMode="numeric" value={pageNumber} onInput={(e) => setPageNumber(e.currentTarget.value)} />
+            <input id="events-page" type="number" min={1} inputMode="numeric" value={pageNumber} onInput={(e) => {
+              const typed = e.currentTarget.value;
+              setPageNumber(typed);
+              const next = /^[1-9]\d{0,5}$/.test(typed) ? Number(typed) : undefined;
+              if ((next !== undefined || typed === '') && next !== page) onFilter({ kind, ...(type ? { type } : {}), ...(next !== undefined ? { page: next } : {}) });
+            }} />
           </div>
         )}
       </div>
       <Problems problem={first.problem} what="events" />
       <Wait loading={first.loading && !first.data} what="events" />
+      <Deferred shown={!near} />
       {first.data && (rows.length === 0 ? <p class="empty">No event matches in this range.</p> : (
         <>
           <Table

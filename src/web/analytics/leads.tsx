@@ -2,29 +2,34 @@
  * Leads on a book's analytics: the lead form submissions of the range
  * (`GET /v1/analytics/leads`), oldest first as the API lists them, 50 at a
  * time with "Show more". Shown on every plan, like the operation: the leads
- * are the customer's own data.
+ * are the customer's own data. Read once near the view (useWhenNear), as the events.
  */
+import { useRef } from 'preact/hooks';
 import { client, type Result } from '../api.ts';
 import { Table } from '../components/table.tsx';
 import { formatDateTime } from '../format.ts';
-import { Problems, ShowMore, Wait, callWhole, usePagedList, type Batch, type BookQuery } from './widgets.tsx';
+import { Deferred, Problems, ShowMore, Wait, callWhole, usePagedList, useWhenNear, type Batch, type BookQuery } from './widgets.tsx';
 
 export const LEADS_PAGE = 50;
 
 type Lead = { id: number; submitted_at: string; name: string; email: string; phone: string | null; company: string | null; message: string | null; tracked_link_name: string | null };
 
-export function Leads({ query }: { query: BookQuery }) {
+export function Leads({ query, hold = false }: { query: BookQuery; hold?: boolean }) {
   const load = async (cursor?: string): Promise<Result<Batch<Lead>>> => {
     const result = await callWhole(client.GET('/v1/analytics/leads', { params: { query: { ...query, limit: LEADS_PAGE, ...(cursor ? { cursor } : {}) } } }));
     if (!result.ok) return result;
     return { ok: true, data: { rows: result.data.data, cursor: result.data.meta.next_cursor } };
   };
-  const { first, rows, cursor, loadingMore, showMore } = usePagedList(`leads${JSON.stringify(query)}`, load);
+  const key = JSON.stringify(query);
+  const section = useRef<HTMLElement>(null);
+  const near = useWhenNear(section, key, hold);
+  const { first, rows, cursor, loadingMore, showMore } = usePagedList(`leads${key}`, load, near);
   return (
-    <section class="card" aria-labelledby="leads" aria-busy={first.loading}>
+    <section ref={section} class="card" aria-labelledby="leads" aria-busy={first.loading}>
       <h2 id="leads">Leads</h2>
       <Problems problem={first.problem} what="leads" />
       <Wait loading={first.loading && !first.data} what="leads" />
+      <Deferred shown={!near} />
       {first.data && (rows.length === 0 ? <p class="empty">No reader filled in the lead form in this range.</p> : (
         <>
           <Table

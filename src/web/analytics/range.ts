@@ -1,7 +1,9 @@
 /**
  * The analytics date range and the team switch, kept in the address
  * (`?range=30d&team=exclude`, a custom range `?range=2026-03-01,2026-03-31`)
- * so a view can be shared and reloaded as it was. Ranges are the API's own
+ * so a view can be shared and reloaded as it was; on a book's screen the
+ * events' filters too (`&events=audit&event_type=access_rejected`,
+ * `&event_type=link_clicked&event_page=3`). Ranges are the API's own
  * `date` forms: the days are the workspace's time zone's, on the server.
  */
 export const PRESETS = [
@@ -16,19 +18,43 @@ export const PRESETS = [
 export const DEFAULT_RANGE = '30d';
 const CUSTOM = /^(\d{4}-\d{2}-\d{2}),(\d{4}-\d{2}-\d{2})$/;
 
+/** The API's event types the events section filters by: interaction events, and the audit log. */
+export const INTERACTION_TYPES = ['session_started', 'page_segment_completed', 'link_clicked', 'document_downloaded', 'lead_form_submitted', 'form_widget_opened', 'checkout_widget_opened', 'checkout_redirect_clicked', 'session_ended'] as const;
+export const AUDIT_TYPES = ['access_requested', 'access_granted', 'access_rejected', 'document_downloaded', 'link_clicked', 'lead_form_submitted', 'form_widget_opened', 'checkout_widget_opened', 'checkout_redirect_clicked'] as const;
+
+/** The events section's filters: which list, an event type of that list, and (interaction events only) a page. */
+export interface EventsFilter {
+  kind: 'interaction' | 'audit';
+  type?: string | undefined;
+  page?: number | undefined;
+}
+
 export interface RangeState {
   /** The API's `date`. */
   date: string;
   excludeTeam: boolean;
   /** A book's screen narrowed to one tracked link (`&link=12`): the API's `tracked_link_id`. */
   link?: number | undefined;
+  /** A book's events filters (`&events=audit&event_type=…&event_page=…`); absent: interaction events, every type and page. */
+  events?: EventsFilter | undefined;
+}
+
+/** The events filters of an address: anything the section could not show (an audit type on interaction events, page 0) is ignored. */
+export function readEvents(query: Record<string, string | undefined>): EventsFilter | undefined {
+  const kind = query.events === 'audit' ? 'audit' : 'interaction';
+  const types: readonly string[] = kind === 'audit' ? AUDIT_TYPES : INTERACTION_TYPES;
+  const type = query.event_type !== undefined && types.includes(query.event_type) ? query.event_type : undefined;
+  const page = kind === 'interaction' && /^[1-9]\d{0,5}$/.test(query.event_page ?? '') ? Number(query.event_page) : undefined;
+  if (kind === 'interaction' && type === undefined && page === undefined) return undefined;
+  return { kind, ...(type !== undefined ? { type } : {}), ...(page !== undefined ? { page } : {}) };
 }
 
 export function readRange(query: Record<string, string | undefined>): RangeState {
   const raw = query.range ?? DEFAULT_RANGE;
   const date = PRESETS.some((p) => p.value === raw) || CUSTOM.test(raw) ? raw : DEFAULT_RANGE;
   const link = /^[1-9]\d{0,9}$/.test(query.link ?? '') ? Number(query.link) : undefined;
-  return { date, excludeTeam: query.team === 'exclude', ...(link !== undefined && link <= 2_147_483_647 ? { link } : {}) };
+  const events = readEvents(query);
+  return { date, excludeTeam: query.team === 'exclude', ...(link !== undefined && link <= 2_147_483_647 ? { link } : {}), ...(events ? { events } : {}) };
 }
 
 /** The address of `path` with the state in its query. */
@@ -36,6 +62,10 @@ export function rangeHref(path: string, state: RangeState): string {
   const params = new URLSearchParams({ range: state.date });
   if (state.excludeTeam) params.set('team', 'exclude');
   if (state.link !== undefined) params.set('link', String(state.link));
+  const events = state.events;
+  if (events?.kind === 'audit') params.set('events', 'audit');
+  if (events?.type) params.set('event_type', events.type);
+  if (events?.kind === 'interaction' && events.page !== undefined) params.set('event_page', String(events.page));
   return `${path}?${params.toString()}`;
 }
 

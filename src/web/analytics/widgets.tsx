@@ -30,12 +30,19 @@ export interface Loaded<T> {
   loading: boolean;
 }
 
-/** Reads again whenever `key` changes (the range, the switch); the last answer stays shown meanwhile. */
-export function useQuery<T>(key: string, load: () => Promise<Result<T>>): Loaded<T> {
-  const [state, setState] = useState<Loaded<T>>({ data: undefined, problem: null, loading: true });
+/**
+ * Reads again whenever `key` changes (the range, the switch); the last answer stays shown meanwhile.
+ * `enabled` false (a section not yet near the view, see useWhenNear): nothing is read and nothing shown.
+ */
+export function useQuery<T>(key: string, load: () => Promise<Result<T>>, enabled = true): Loaded<T> {
+  const [state, setState] = useState<Loaded<T>>({ data: undefined, problem: null, loading: enabled });
   const latest = useRef(load);
   latest.current = load;
   useEffect(() => {
+    if (!enabled) {
+      setState({ data: undefined, problem: null, loading: false });
+      return;
+    }
     let current = true;
     setState((s) => ({ ...s, loading: true }));
     void latest.current().then((result) => {
@@ -45,8 +52,43 @@ export function useQuery<T>(key: string, load: () => Promise<Result<T>>): Loaded
     return () => {
       current = false;
     };
-  }, [key]);
+  }, [key, enabled]);
   return state;
+}
+
+/** How long a section below the view waits before it reads anyway (a reader that never scrolls there still gets it). */
+export const DEFERRED_MS = 1500;
+
+/**
+ * Whether a section should read `key` now: once it is within 300 px of the view, or DEFERRED_MS after the key
+ * was set (on arrival, or after a change of range or filter), whichever comes first. So the sections below the
+ * view (the events, the leads) leave the browser's 6 connections to what is on screen when the screen opens or
+ * its range changes, and still always read: a keyboard or screen-reader user who reaches them, or nobody, gets
+ * them within the delay. Until then the section shows no rows, never the previous range's. `hold`: while the
+ * screen's top (the figures) is still reading, nearness does not count: on arrival the sections above are
+ * still empty, so everything is near the view until they fill.
+ */
+export function useWhenNear(ref: { current: Element | null }, key: string, hold = false): boolean {
+  const [near, setNear] = useState(false);
+  const [ready, setReady] = useState<string | null>(null);
+  useEffect(() => {
+    const element = ref.current;
+    if (!element || typeof IntersectionObserver === 'undefined') {
+      setNear(true);
+      return;
+    }
+    const observer = new IntersectionObserver((entries) => setNear(entries.some((e) => e.isIntersecting)), { rootMargin: '300px 0px' });
+    observer.observe(element);
+    return () => observer.disconnect();
+  }, []);
+  useEffect(() => {
+    if (near && !hold) setReady(key);
+  }, [near, hold, key]);
+  useEffect(() => {
+    const timer = setTimeout(() => setReady(key), DEFERRED_MS);
+    return () => clearTimeout(timer);
+  }, [key]);
+  return (near && !hold) || ready === key;
 }
 
 /** One screenful of a cursor-paginated list: its rows and the cursor of the next, null at the end. */
@@ -59,13 +101,13 @@ export interface Batch<R> {
  * A list read a screenful at a time: the first batch (read again when `key` changes,
  * dropping the batches shown after it), then each further one appended by `showMore`.
  */
-export function usePagedList<R>(key: string, load: (cursor?: string) => Promise<Result<Batch<R>>>) {
+export function usePagedList<R>(key: string, load: (cursor?: string) => Promise<Result<Batch<R>>>, enabled = true) {
   const [more, setMore] = useState<Batch<R> | null>(null);
   const [loadingMore, setLoadingMore] = useState(false);
   const first = useQuery(key, () => {
     setMore(null);
     return load();
-  });
+  }, enabled);
   const rows = [...(first.data?.rows ?? []), ...(more?.rows ?? [])];
   const cursor = more ? more.cursor : first.data?.cursor ?? null;
   const showMore = () => {
@@ -90,10 +132,11 @@ export function callWhole<B>(request: Promise<{ data?: B; error?: unknown; respo
 }
 
 /** The range and switch of the address, and a way to change them. */
-export function useRange(): [RangeState, (next: RangeState) => void] {
+/** The screen's state from the address, and a change of it (`replace`: in place of the current history entry). */
+export function useRange(): [RangeState, (next: RangeState, replace?: boolean) => void] {
   const location = useLocation();
   const state = readRange(location.query);
-  return [state, (next) => location.route(rangeHref(location.path, next))];
+  return [state, (next, replace) => location.route(rangeHref(location.path, next), replace)];
 }
 
 export function RangeBar({ state, onChange, timeZone }: { state: RangeState; onChange: (next: RangeState) => void; timeZone: string | undefined }) {
@@ -291,6 +334,11 @@ export function Problems({ problem, what }: { problem: Problem | null; what: str
 
 export function Wait({ loading, what }: { loading: boolean; what: string }) {
   return loading ? <Loading what={what} /> : null;
+}
+
+/** What a section waiting for useWhenNear says instead of rows. */
+export function Deferred({ shown }: { shown: boolean }) {
+  return shown ? <p class="empty">Read when this section comes into view.</p> : null;
 }
 
 /** READING_NOW_POLL_MS: a short poll (see docs/analytics-screens.md for why not server-sent events). */

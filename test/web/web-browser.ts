@@ -140,6 +140,8 @@ export interface WebSuite {
    * null: already a member), then `use`; the tab is closed after, whatever happens.
    */
   signedIn<T>(email: string, role: Role | null, use: (tab: AppTab) => Promise<T>): Promise<T>;
+  /** A fresh tab, signed out, then `use`; the tab is closed after, whatever happens. */
+  inTab<T>(use: (tab: AppTab) => Promise<T>): Promise<T>;
 }
 
 /**
@@ -151,9 +153,14 @@ export function webSuite(options: WebSuiteOptions): WebSuite {
   const suite = {
     async signedIn<T>(email: string, role: Role | null, use: (tab: AppTab) => Promise<T>): Promise<T> {
       if (role) await personIn(suite.svc, suite.workspaceId, email, role);
+      return suite.inTab(async (tab) => {
+        await signInThroughScreen(tab.page, suite.svc, email);
+        return use(tab);
+      });
+    },
+    async inTab<T>(use: (tab: AppTab) => Promise<T>): Promise<T> {
       const tab = await openApp(suite.browser);
       try {
-        await signInThroughScreen(tab.page, suite.svc, email);
         return await use(tab);
       } finally {
         await tab.close();

@@ -115,8 +115,9 @@ export default function Catalogs() {
             const result = await call(client.DELETE('/v1/catalogs/{catalog}', { params: { path: { catalog: deleting.id } } }));
             if (result.ok) {
               if (openId === deleting.id) setOpenId(null);
-              notify(`The catalog ${deleting.name} was deleted.`);
+              // The list is read again first, so the catalog is gone from it when the message says so.
               await catalogs.reload();
+              notify(`The catalog ${deleting.name} was deleted.`);
             }
             return result;
           }}

@@ -102,8 +102,7 @@ describe('API keys in the application', { skip: WEB_SKIP }, () => {
   it('offers an admin only the admin role\'s scopes', async () => {
     await suite.signedIn('admin@example.com', 'admin', async (tab) => {
       const { page } = tab;
-      await page.goto(`${suite.svc.origin}/app/settings/api-keys`);
-      await heading(page, 'API keys');
+      await suite.visit(page, '/app/settings/api-keys', 'API keys');
       const scopes = page.getByRole('group', { name: 'Scopes' });
       await scopes.getByRole('checkbox', { name: 'books:write', exact: true }).waitFor();
       assert.equal(await scopes.getByRole('checkbox', { name: 'All scopes (*)' }).count(), 0);

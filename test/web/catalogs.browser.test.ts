@@ -128,8 +128,7 @@ describe('catalogs in the application', { skip: WEB_SKIP }, () => {
   it('searches the items and makes a book from the ones found with a template chosen by thumbnail', async () => {
     await suite.signedIn('admin@example.com', null, async (tab) => {
       const { page } = tab;
-      await page.goto(`${suite.svc.origin}/app/catalogs`);
-      await heading(page, 'Catalogs');
+      await suite.visit(page, '/app/catalogs', 'Catalogs');
       await page.getByRole('button', { name: 'Items of Spring' }).click();
       const items = page.getByRole('region', { name: 'The items of Spring' });
       await items.getByRole('row', { name: /Cap/ }).waitFor();
@@ -197,8 +196,7 @@ describe('catalogs in the application', { skip: WEB_SKIP }, () => {
     }
     await suite.signedIn('admin@example.com', null, async (tab) => {
       const { page } = tab;
-      await page.goto(`${suite.svc.origin}/app/catalogs`);
-      await heading(page, 'Catalogs');
+      await suite.visit(page, '/app/catalogs', 'Catalogs');
       await page.getByRole('button', { name: 'Items of Spring' }).click();
 
       // The latest five sync jobs, then the older ones on asking.
@@ -303,8 +301,7 @@ describe('catalogs in the application', { skip: WEB_SKIP }, () => {
   it('shows an editor the catalogs without a create form', async () => {
     await suite.signedIn('editor@example.com', 'editor', async (tab) => {
       const { page } = tab;
-      await page.goto(`${suite.svc.origin}/app/catalogs`);
-      await heading(page, 'Catalogs');
+      await suite.visit(page, '/app/catalogs', 'Catalogs');
       await page.getByRole('row', { name: /Spring/ }).waitFor();
       await page.getByText('Only admins and owners create catalogs.').waitFor();
       assert.equal(await page.getByRole('button', { name: 'Create catalog' }).count(), 0);

@@ -14,8 +14,7 @@ describe('the lead form in the application', { skip: WEB_SKIP }, () => {
   it('sets up the form, shows refusals in words, keeps what was typed over a reload, and saves it for the reader', async () => {
     await suite.signedIn('editor@example.com', 'editor', async (tab) => {
       const { page } = tab;
-      await page.goto(`${suite.svc.origin}/app/books/${suite.bookId}`);
-      await heading(page, 'Price list');
+      await suite.visit(page, `/app/books/${suite.bookId}`, 'Price list');
       await page.getByRole('link', { name: 'Lead form' }).click();
       await heading(page, 'Lead form: Price list');
       await page.getByText('Never saved: this is the default form.').waitFor();
@@ -68,8 +67,7 @@ describe('the lead form in the application', { skip: WEB_SKIP }, () => {
   it('shows a viewer the form and no control that writes', async () => {
     await suite.signedIn('viewer@example.com', 'viewer', async (tab) => {
       const { page } = tab;
-      await page.goto(`${suite.svc.origin}/app/books/${suite.bookId}/lead-form`);
-      await heading(page, 'Lead form: Price list');
+      await suite.visit(page, `/app/books/${suite.bookId}/lead-form`, 'Lead form: Price list');
       await page.getByText('E-mail address (required), Company (required)').waitFor();
       assert.equal(await page.getByRole('button', { name: 'Save lead form' }).count(), 0);
       assert.equal(await page.getByRole('checkbox').count(), 0);

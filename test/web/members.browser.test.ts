@@ -94,8 +94,7 @@ describe('members and invitations in the application', { skip: WEB_SKIP }, () =>
   it('revokes a pending invitation', async () => {
     await suite.signedIn('owner@example.com', 'owner', async (tab) => {
       const { page } = tab;
-      await page.goto(`${suite.svc.origin}/app/settings/members`);
-      await heading(page, 'Members');
+      await suite.visit(page, '/app/settings/members', 'Members');
       // An owner may make owners.
       assert.deepEqual(await page.getByRole('combobox', { name: 'Role', exact: true }).locator('option').allTextContents(), ['Viewer', 'Editor', 'Admin', 'Owner']);
       await page.getByLabel('E-mail address').fill('maybe@example.com');

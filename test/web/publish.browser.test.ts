@@ -217,21 +217,18 @@ describe('the publishing screens', { skip: WEB_SKIP || CORPUS_SKIP }, () => {
   it('shows a viewer the books without any write control', async () => {
     await suite.signedIn('viewer@example.com', 'viewer', async (tab) => {
       const { page } = tab;
-      await page.goto(`${suite.svc.origin}/app/books`);
-      await heading(page, 'Books');
+      await suite.visit(page, '/app/books', 'Books');
       const grid = page.getByRole('list', { name: 'Books' });
       await grid.getByRole('link', { name: 'Bug51170' }).click();
       await heading(page, 'Bug51170');
       await page.getByRole('list', { name: 'Pages' }).getByText('Page 1', { exact: true }).waitFor();
       for (const name of ['Publish', 'Unpublish', 'Save', 'Schedule', 'Delete book']) assert.equal(await page.getByRole('button', { name, exact: true }).count(), 0, `no ${name} for a viewer`);
       await assertAccessible(page, 'Book page, viewer');
-      await page.goto(`${suite.svc.origin}/app/books`);
-      await heading(page, 'Books');
+      await suite.visit(page, '/app/books', 'Books');
       await grid.getByRole('link', { name: 'Bug51170' }).waitFor();
       assert.equal(await page.getByRole('checkbox').count(), 0);
       assert.equal(await page.getByRole('link', { name: 'Upload documents' }).count(), 0);
-      await page.goto(`${suite.svc.origin}/app/upload`);
-      await heading(page, 'Upload');
+      await suite.visit(page, '/app/upload', 'Upload');
       assert.equal(await page.getByRole('button', { name: 'Upload', exact: true }).count(), 0);
       assert.deepEqual(tab.problems, []);
     });
@@ -249,8 +246,7 @@ describe('the publishing screens', { skip: WEB_SKIP || CORPUS_SKIP }, () => {
     await personIn(suite.svc, other, 'reader-of-many@example.com', 'editor');
     await suite.signedIn('reader-of-many@example.com', null, async (tab) => {
       const { page } = tab;
-      await page.goto(`${suite.svc.origin}/app/books?view=list&sort=name`);
-      await heading(page, 'Books');
+      await suite.visit(page, '/app/books?view=list&sort=name', 'Books');
       await page.getByText('24 books shown.').waitFor();
       // From the keyboard. Focusing the button scrolls it into view, which may read the next page by itself first
       // (the button is then gone, and Enter does nothing): either way the list ends with all 30.

@@ -8,7 +8,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { assertAccessible, heading, personIn, signInLink, WEB_SKIP, webSuite } from './web-browser.ts';
+import { assertAccessible, focusedElement, heading, personIn, signInLink, tabTo, WEB_SKIP, webSuite } from './web-browser.ts';
 
 describe('signing in to the application', { skip: WEB_SKIP }, () => {
   const suite = webSuite({ workspace: { name: 'Acme Publishing' }, env: { SIGN_IN_PER_ADDRESS_PER_HOUR: 3 } });
@@ -17,8 +17,7 @@ describe('signing in to the application', { skip: WEB_SKIP }, () => {
     await personIn(suite.svc, suite.workspaceId, 'ann@example.com', 'admin');
     await suite.inTab(async (tab) => {
       const { page } = tab;
-      await page.goto(`${suite.svc.origin}/app`);
-      await heading(page, 'Sign in to Flipbook');
+      await suite.visit(page, '/app', 'Sign in to Flipbook');
       assert.equal(new URL(page.url()).pathname, '/app/sign-in');
       await assertAccessible(page, 'sign-in');
 
@@ -45,8 +44,7 @@ describe('signing in to the application', { skip: WEB_SKIP }, () => {
       await assertAccessible(page, 'used link');
 
       // Still signed in (the failed exchange did not end the session); sign out from the header.
-      await page.goto(`${suite.svc.origin}/app`);
-      await heading(page, 'Home');
+      await suite.visit(page, '/app', 'Home');
       await page.getByRole('button', { name: 'Sign out' }).click();
       await heading(page, 'Sign in to Flipbook');
       const account = await page.evaluate(async () => (await fetch('/v1/account')).status);
@@ -59,8 +57,7 @@ describe('signing in to the application', { skip: WEB_SKIP }, () => {
     await personIn(suite.svc, suite.workspaceId, 'bea@example.com', 'viewer');
     await suite.inTab(async (tab) => {
       const { page } = tab;
-      await page.goto(`${suite.svc.origin}/app/settings/sessions`);
-      await heading(page, 'Sign in to Flipbook');
+      await suite.visit(page, '/app/settings/sessions', 'Sign in to Flipbook');
       assert.equal(new URL(page.url()).searchParams.get('next'), '/app/settings/sessions');
       await page.getByLabel('E-mail address').fill('bea@example.com');
       await page.getByRole('button', { name: 'Send sign-in link' }).click();
@@ -75,8 +72,7 @@ describe('signing in to the application', { skip: WEB_SKIP }, () => {
   it('shows an invalid link in words and keeps the address typed when sending fails', async () => {
     await suite.inTab(async (tab) => {
       const { page } = tab;
-      await page.goto(`${suite.svc.origin}/app/sign-in/verify?token=not-a-real-token`);
-      await heading(page, 'This sign-in link did not work');
+      await suite.visit(page, '/app/sign-in/verify?token=not-a-real-token', 'This sign-in link did not work');
       await page.getByRole('alert').waitFor();
       await page.getByLabel('E-mail address').fill('not an address');
       await page.getByRole('button', { name: 'Send a new link' }).click();
@@ -91,8 +87,7 @@ describe('signing in to the application', { skip: WEB_SKIP }, () => {
   it('tells a rate-limited address how long to wait, in words', async () => {
     await suite.inTab(async (tab) => {
       const { page } = tab;
-      await page.goto(`${suite.svc.origin}/app/sign-in`);
-      await heading(page, 'Sign in to Flipbook');
+      await suite.visit(page, '/app/sign-in', 'Sign in to Flipbook');
       await page.getByLabel('E-mail address').fill('eager@example.com');
       for (let i = 0; i < 3; i++) {
         await page.getByRole('button', { name: 'Send sign-in link' }).click();
@@ -164,33 +159,20 @@ describe('signing in to the application', { skip: WEB_SKIP }, () => {
     await personIn(suite.svc, suite.workspaceId, 'kim@example.com', 'owner');
     await suite.inTab(async (tab) => {
       const { page } = tab;
-      const focused = () => page.evaluate(() => {
-        const el = document.activeElement as HTMLElement | null;
-        return el ? `${el.tagName.toLowerCase()} ${(el.getAttribute('aria-label') ?? el.textContent ?? '').trim() || (el as HTMLInputElement).labels?.[0]?.textContent || ''}` : '';
-      });
-      /** Tabs until the focused element's text matches (at most `max` presses). */
-      const tabTo = async (target: RegExp, max = 30) => {
-        for (let i = 0; i < max; i++) {
-          await page.keyboard.press('Tab');
-          if (target.test(await focused())) return;
-        }
-        assert.fail(`Tab never reached ${target}; last: ${await focused()}`);
-      };
-      await page.goto(`${suite.svc.origin}/app/sign-in`);
-      await heading(page, 'Sign in to Flipbook');
-      await tabTo(/^input E-mail address/);
+      await suite.visit(page, '/app/sign-in', 'Sign in to Flipbook');
+      await tabTo(page, /^input E-mail address/);
       await page.keyboard.type('kim@example.com');
       await page.keyboard.press('Enter');
       await page.getByRole('heading', { name: 'Check your e-mail' }).waitFor();
       await page.goto(await signInLink(suite.svc, 'kim@example.com'));
       await heading(page, 'Home');
-      await tabTo(/^a API keys$/);
+      await tabTo(page, /^a API keys$/);
       await page.keyboard.press('Enter');
       await heading(page, 'API keys');
       assert.equal(new URL(page.url()).pathname, '/app/settings/api-keys');
-      assert.match(await focused(), /^h1 API keys/, 'focus moves to the new screen\'s heading');
+      assert.match(await focusedElement(page), /^h1 API keys/, 'focus moves to the new screen\'s heading');
       // And on into the screen's first form field.
-      await tabTo(/^input Name/, 40);
+      await tabTo(page, /^input Name/, 40);
       assert.deepEqual(tab.problems, []);
     });
   });

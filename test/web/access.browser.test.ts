@@ -9,7 +9,7 @@
  */
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { assertAccessible, heading, openApp, WEB_SKIP, webSuite } from './web-browser.ts';
+import { assertAccessible, focusedElement, heading, tabTo, WEB_SKIP, webSuite } from './web-browser.ts';
 
 describe('access in the application', { skip: WEB_SKIP }, () => {
   const suite = webSuite({ workspace: { name: 'Access' }, book: { name: 'Members' } });
@@ -17,8 +17,7 @@ describe('access in the application', { skip: WEB_SKIP }, () => {
   it('adds, imports and removes entries, keeps a typed message over a reload, puts the book behind sign-in, and lists embed domains', async () => {
     await suite.signedIn('editor@example.com', 'editor', async (tab) => {
       const { page } = tab;
-      await page.goto(`${suite.svc.origin}/app/books/${suite.bookId}`);
-      await heading(page, 'Members');
+      await suite.visit(page, `/app/books/${suite.bookId}`, 'Members');
       await page.getByRole('link', { name: 'Access', exact: true }).click();
       await heading(page, 'Access: Members');
       assert.equal(await page.getByRole('radio', { name: 'Anyone with the link' }).isChecked(), true);
@@ -99,22 +98,18 @@ describe('access in the application', { skip: WEB_SKIP }, () => {
     });
 
     // A reader now meets the sign-in page with the message.
-    const reader = await openApp(suite.browser);
-    try {
+    await suite.inTab(async (reader) => {
       const response = await reader.page.goto(`${suite.svc.origin}/read/${suite.bookId}`);
       assert.equal(response?.status(), 401);
       await reader.page.getByText('Members only: ask Ann for access.').waitFor();
       await reader.page.getByLabel('Your e-mail address').waitFor();
-    } finally {
-      await reader.close();
-    }
+    });
   });
 
   it('shows a viewer the lists and no control that writes', async () => {
     await suite.signedIn('viewer@example.com', 'viewer', async (tab) => {
       const { page } = tab;
-      await page.goto(`${suite.svc.origin}/app/books/${suite.bookId}/access`);
-      await heading(page, 'Access: Members');
+      await suite.visit(page, `/app/books/${suite.bookId}/access`, 'Access: Members');
       await page.getByRole('list', { name: 'Access list' }).getByText('carol@example.com', { exact: true }).waitFor();
       await page.getByText('Access mode: Only people on the access list').waitFor();
       for (const name of ['Add to access list', 'Preview import', 'Save messages', 'Add embed domain', /^Remove/]) {
@@ -128,8 +123,7 @@ describe('access in the application', { skip: WEB_SKIP }, () => {
   it('lifts the list with "Anyone with the link", after saying what is lost', async () => {
     await suite.signedIn('editor@example.com', null, async (tab) => {
       const { page } = tab;
-      await page.goto(`${suite.svc.origin}/app/books/${suite.bookId}/access`);
-      await heading(page, 'Access: Members');
+      await suite.visit(page, `/app/books/${suite.bookId}/access`, 'Access: Members');
       await page.getByRole('list', { name: 'Access list' }).waitFor();
       // The radio stays on the list until the dialog is answered.
       await page.getByRole('radio', { name: 'Anyone with the link' }).click();
@@ -146,31 +140,19 @@ describe('access in the application', { skip: WEB_SKIP }, () => {
   it('adds and removes an entry by keyboard alone', async () => {
     await suite.signedIn('editor@example.com', null, async (tab) => {
       const { page } = tab;
-      const focused = () => page.evaluate(() => {
-        const el = document.activeElement as HTMLElement | null;
-        return el ? `${el.tagName.toLowerCase()} ${(el as HTMLInputElement).labels?.[0]?.textContent?.trim() || el.textContent?.trim() || ''}` : '';
-      });
-      const tabTo = async (target: RegExp, max = 60) => {
-        for (let i = 0; i < max; i++) {
-          await page.keyboard.press('Tab');
-          if (target.test(await focused())) return;
-        }
-        assert.fail(`Tab never reached ${target}; last: ${await focused()}`);
-      };
-      await page.goto(`${suite.svc.origin}/app/books/${suite.bookId}/access`);
-      await heading(page, 'Access: Members');
+      await suite.visit(page, `/app/books/${suite.bookId}/access`, 'Access: Members');
       await page.getByText('The access list is empty.').waitFor();
-      await tabTo(/^input E-mail address or domain/);
+      await tabTo(page, /^input E-mail address or domain/, 60);
       await page.keyboard.type('kim@example.com');
       await page.keyboard.press('Enter');
       await page.getByRole('list', { name: 'Access list' }).locator('.item-title').getByText('kim@example.com', { exact: true }).waitFor();
       await page.locator('h1').focus();
-      await tabTo(/^button Remove kim@example\.com/);
+      await tabTo(page, /^button Remove kim@example\.com/, 60);
       await page.keyboard.press('Enter');
       const dialog = page.getByRole('dialog', { name: 'Remove kim@example.com?' });
       await dialog.waitFor();
       // The dialog opens on its first control, "Remove".
-      assert.match(await focused(), /^button Remove$/);
+      assert.match(await focusedElement(page), /^button Remove$/);
       await page.keyboard.press('Enter');
       await page.getByText('The access list is empty.').waitFor();
       assert.deepEqual(tab.problems, []);

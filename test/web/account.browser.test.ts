@@ -6,9 +6,9 @@
  * passes axe at 1280 and 360 px.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
-import type { Browser, Page } from 'playwright-core';
-import { assertAccessible, heading, launchWebBrowser, openApp, personIn, signInThroughScreen, startWebService, WEB_SKIP, type WebService } from './web-browser.ts';
+import { describe, it } from 'node:test';
+import type { Page } from 'playwright-core';
+import { assertAccessible, heading, WEB_SKIP, webSuite } from './web-browser.ts';
 
 async function openProfile(page: Page) {
   await page.getByRole('link', { name: 'Profile' }).click();
@@ -17,31 +17,16 @@ async function openProfile(page: Page) {
 }
 
 describe('profile, passkeys and sessions in the application', { skip: WEB_SKIP }, () => {
-  let svc: WebService;
-  let browser: Browser;
-  let workspaceId: number;
-
-  before(async () => {
-    svc = await startWebService({ AUTH_PASSWORDS: true });
-    workspaceId = (await svc.workspace({ name: 'Acme Publishing' })).id;
-    browser = await launchWebBrowser();
-  });
-  after(async () => {
-    await browser?.close();
-    await svc?.stop();
-  });
+  const suite = webSuite({ workspace: { name: 'Acme Publishing' }, env: { AUTH_PASSWORDS: true } });
 
   it('registers a passkey with the virtual authenticator, signs out, and signs in with it', async () => {
-    await personIn(svc, workspaceId, 'pat@example.com', 'editor');
-    const tab = await openApp(browser);
-    try {
+    await suite.signedIn('pat@example.com', 'editor', async (tab) => {
       const { page, context } = tab;
       const cdp = await context.newCDPSession(page);
       await cdp.send('WebAuthn.enable');
       await cdp.send('WebAuthn.addVirtualAuthenticator', {
         options: { protocol: 'ctap2', transport: 'internal', hasResidentKey: true, hasUserVerification: true, isUserVerified: true },
       });
-      await signInThroughScreen(page, svc, 'pat@example.com');
       await openProfile(page);
       await page.getByText('You have no passkeys yet.').waitFor();
       await assertAccessible(page, 'profile');
@@ -77,17 +62,12 @@ describe('profile, passkeys and sessions in the application', { skip: WEB_SKIP }
       assert.ok(((await refused.textContent()) ?? '').length > 'You were not signed in'.length, 'says why');
       await assertAccessible(page, 'passkey refused');
       assert.deepEqual(tab.problems, []);
-    } finally {
-      await tab.close();
-    }
+    });
   });
 
   it('sets a password and signs in with it, when passwords are on', async () => {
-    await personIn(svc, workspaceId, 'pw@example.com', 'viewer');
-    const tab = await openApp(browser);
-    try {
+    await suite.signedIn('pw@example.com', 'viewer', async (tab) => {
       const { page } = tab;
-      await signInThroughScreen(page, svc, 'pw@example.com');
       await openProfile(page);
       await page.getByLabel('New password').fill('correct horse battery staple');
       await page.getByRole('button', { name: 'Set password' }).click();
@@ -106,18 +86,11 @@ describe('profile, passkeys and sessions in the application', { skip: WEB_SKIP }
       await page.getByRole('button', { name: 'Sign in with password' }).click();
       await heading(page, 'Home');
       assert.deepEqual(tab.problems, []);
-    } finally {
-      await tab.close();
-    }
+    });
   });
 
   it('lists sessions with this device, ends another one, then every one', async () => {
-    await personIn(svc, workspaceId, 'ses@example.com', 'viewer');
-    const phone = await openApp(browser);
-    const laptop = await openApp(browser);
-    try {
-      await signInThroughScreen(phone.page, svc, 'ses@example.com');
-      await signInThroughScreen(laptop.page, svc, 'ses@example.com');
+    await suite.signedIn('ses@example.com', 'viewer', (phone) => suite.signedIn('ses@example.com', null, async (laptop) => {
       const { page } = laptop;
       await page.getByRole('link', { name: 'Sessions' }).click();
       await heading(page, 'Sessions');
@@ -143,9 +116,6 @@ describe('profile, passkeys and sessions in the application', { skip: WEB_SKIP }
       await heading(page, 'Sign in to Flipbook');
       assert.equal(await page.evaluate(async () => (await fetch('/v1/account')).status), 401);
       assert.deepEqual([...phone.problems, ...laptop.problems], []);
-    } finally {
-      await phone.close();
-      await laptop.close();
-    }
+    }));
   });
 });

@@ -6,26 +6,14 @@
  * admin is offered only the scopes of the admin role. Axe at 1280 and 360 px.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
-import type { Browser, Page } from 'playwright-core';
-import { assertAccessible, heading, launchWebBrowser, openApp, personIn, signInThroughScreen, startWebService, WEB_SKIP, type WebService } from './web-browser.ts';
+import { describe, it } from 'node:test';
+import type { Page } from 'playwright-core';
+import { assertAccessible, heading, WEB_SKIP, webSuite } from './web-browser.ts';
 
 describe('API keys in the application', { skip: WEB_SKIP }, () => {
-  let svc: WebService;
-  let browser: Browser;
-  let workspaceId: number;
+  const suite = webSuite({ workspace: { name: 'Acme Publishing' } });
 
-  before(async () => {
-    svc = await startWebService();
-    workspaceId = (await svc.workspace({ name: 'Acme Publishing' })).id;
-    browser = await launchWebBrowser();
-  });
-  after(async () => {
-    await browser?.close();
-    await svc?.stop();
-  });
-
-  const me = async (key: string) => (await fetch(`${svc.url}/v1/me`, { headers: { authorization: `Bearer ${key}` } })).status;
+  const me = async (key: string) => (await fetch(`${suite.svc.url}/v1/me`, { headers: { authorization: `Bearer ${key}` } })).status;
 
   async function shownKey(page: Page): Promise<string> {
     const field = page.getByRole('textbox', { name: 'API key', exact: true });
@@ -36,15 +24,12 @@ describe('API keys in the application', { skip: WEB_SKIP }, () => {
   }
 
   it('creates a key that works, rotates it with no overlap, and revokes it', async () => {
-    await personIn(svc, workspaceId, 'owner@example.com', 'owner');
-    const tab = await openApp(browser);
-    try {
+    await suite.signedIn('owner@example.com', 'owner', async (tab) => {
       const { page, context } = tab;
-      await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: svc.origin });
-      await signInThroughScreen(page, svc, 'owner@example.com');
+      await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: suite.svc.origin });
       await page.getByRole('link', { name: 'API keys' }).click();
       await heading(page, 'API keys');
-      // The workspace's first key, made by the operator (svc.workspace()).
+      // The workspace's first key, made by the operator (suite.svc.workspace()).
       await page.getByRole('list', { name: 'API keys' }).getByText('An operator').waitFor();
       await assertAccessible(page, 'API keys');
 
@@ -111,19 +96,13 @@ describe('API keys in the application', { skip: WEB_SKIP }, () => {
       assert.equal(await me(second), 401);
       await assertAccessible(page, 'after revoking');
       assert.deepEqual(tab.problems, []);
-    } finally {
-      await tab.close();
-    }
+    });
   });
 
   it('offers an admin only the admin role\'s scopes', async () => {
-    await personIn(svc, workspaceId, 'admin@example.com', 'admin');
-    const tab = await openApp(browser);
-    try {
+    await suite.signedIn('admin@example.com', 'admin', async (tab) => {
       const { page } = tab;
-      await signInThroughScreen(page, svc, 'admin@example.com');
-      await page.goto(`${svc.origin}/app/settings/api-keys`);
-      await heading(page, 'API keys');
+      await suite.visit(page, '/app/settings/api-keys', 'API keys');
       const scopes = page.getByRole('group', { name: 'Scopes' });
       await scopes.getByRole('checkbox', { name: 'books:write', exact: true }).waitFor();
       assert.equal(await scopes.getByRole('checkbox', { name: 'All scopes (*)' }).count(), 0);
@@ -140,8 +119,6 @@ describe('API keys in the application', { skip: WEB_SKIP }, () => {
       await item.waitFor();
       assert.doesNotMatch(await item.textContent() ?? '', /ExpiresNever/, 'the expiry is listed');
       assert.deepEqual(tab.problems, []);
-    } finally {
-      await tab.close();
-    }
+    });
   });
 });

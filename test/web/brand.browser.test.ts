@@ -89,8 +89,7 @@ describe('brand in the application', { skip: WEB_SKIP }, () => {
     await insertBook(suite.svc, suite.workspaceId, { name: 'Brochure', status: 'publish', publishedDate: new Date(), updatedAt: new Date(Date.now() + 60_000) });
     await suite.signedIn('admin@example.com', null, async (tab) => {
       const { page } = tab;
-      await page.goto(`${suite.svc.origin}/app/brand`);
-      await heading(page, 'Brand');
+      await suite.visit(page, '/app/brand', 'Brand');
       await page.locator('iframe[title="Preview: Brochure with the brand of Acme"]').waitFor();
       const choice = page.getByRole('combobox', { name: 'Book to preview' });
       assert.equal(await choice.locator('option:checked').innerText(), 'Brochure');
@@ -106,8 +105,7 @@ describe('brand in the application', { skip: WEB_SKIP }, () => {
   it('shows an editor the brand without write controls', async () => {
     await suite.signedIn('editor@example.com', 'editor', async (tab) => {
       const { page } = tab;
-      await page.goto(`${suite.svc.origin}/app/brand`);
-      await heading(page, 'Brand');
+      await suite.visit(page, '/app/brand', 'Brand');
       assert.equal(await page.getByLabel('Company name').inputValue(), 'Acme');
       assert.equal(await page.getByRole('button', { name: 'Save brand' }).count(), 0);
       assert.equal(await page.getByRole('button', { name: /brand take-over/ }).count(), 0);

@@ -77,8 +77,7 @@ describe('bulk settings in the application', { skip: WEB_SKIP }, () => {
     assert.equal((await suite.svc.request('POST', '/v1/subscribers', { key: suite.key, body: { book_id: ids.Atlas!, email: 'ann@example.com' } })).status, 201);
     await suite.signedIn('texts@example.com', 'editor', async (tab) => {
       const { page } = tab;
-      await page.goto(`${suite.svc.origin}/app/bulk-settings?books=${ids.Atlas},${ids.Bravo}`);
-      await heading(page, 'Bulk settings');
+      await suite.visit(page, `/app/bulk-settings?books=${ids.Atlas},${ids.Bravo}`, 'Bulk settings');
       await page.getByText('2 books chosen.').waitFor();
       const sound = page.getByRole('row', { name: /Page-turn sound/ });
       await sound.getByText(/^All:/).waitFor();
@@ -162,8 +161,7 @@ describe('bulk settings in the application', { skip: WEB_SKIP }, () => {
   it('sets the privacy label, refused in words when too long, and says why more than 100 books are not changed at once', async () => {
     await suite.signedIn('labels@example.com', 'editor', async (tab) => {
       const { page } = tab;
-      await page.goto(`${suite.svc.origin}/app/bulk-settings?books=${ids.Atlas},${ids.Cargo}`);
-      await heading(page, 'Bulk settings');
+      await suite.visit(page, `/app/bulk-settings?books=${ids.Atlas},${ids.Cargo}`, 'Bulk settings');
       await page.getByText('2 books chosen.').waitFor();
       await page.getByRole('row', { name: /Page-turn sound/ }).waitFor();
 

@@ -8,13 +8,16 @@
  * the catalogs without a create form. The admin searches the items (on the API),
  * is told in words when the search leaves nothing to make a book from, then
  * chooses a template by its thumbnail from the keyboard and makes a book of
- * the items found, followed to ready with a link to it. Axe at 1280 and 360 px.
+ * the items found, followed to ready with a link to it. Items picked one by
+ * one and ordered are kept over a reload (with the rest of the book form)
+ * until the book is made. Axe at 1280 and 360 px.
  */
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { after, before, describe, it } from 'node:test';
 import { eq } from 'drizzle-orm';
+import type { Page } from 'playwright-core';
 import { books } from '../../src/modules/books/books.tables.ts';
 import { bookSources } from '../../src/modules/content/content.tables.ts';
 import { assertAccessible, heading, WEB_SKIP, webSuite } from './web-browser.ts';
@@ -26,6 +29,14 @@ const FEED = [
   // Refused by the import: a price with a decimal comma.
   { external_item_key: 'scarf', title: 'Scarf', price: '12,50', currency: 'EUR' },
 ];
+
+/** Reloads the catalogs screen and opens Spring's items again. */
+async function reopen(page: Page): Promise<void> {
+  await page.reload();
+  await heading(page, 'Catalogs');
+  await page.getByRole('button', { name: 'Items of Spring' }).click();
+  await page.getByRole('region', { name: 'The items of Spring' }).getByRole('row', { name: /Hat 2/ }).waitFor();
+}
 
 describe('catalogs in the application', { skip: WEB_SKIP }, () => {
   const suite = webSuite({ workspace: { name: 'Shop', plan: 'company' }, env: { OUTBOUND_ALLOWED_HOSTS: '127.0.0.1' }, worker: true });
@@ -117,8 +128,7 @@ describe('catalogs in the application', { skip: WEB_SKIP }, () => {
   it('searches the items and makes a book from the ones found with a template chosen by thumbnail', async () => {
     await suite.signedIn('admin@example.com', null, async (tab) => {
       const { page } = tab;
-      await page.goto(`${suite.svc.origin}/app/catalogs`);
-      await heading(page, 'Catalogs');
+      await suite.visit(page, '/app/catalogs', 'Catalogs');
       await page.getByRole('button', { name: 'Items of Spring' }).click();
       const items = page.getByRole('region', { name: 'The items of Spring' });
       await items.getByRole('row', { name: /Cap/ }).waitFor();
@@ -186,8 +196,7 @@ describe('catalogs in the application', { skip: WEB_SKIP }, () => {
     }
     await suite.signedIn('admin@example.com', null, async (tab) => {
       const { page } = tab;
-      await page.goto(`${suite.svc.origin}/app/catalogs`);
-      await heading(page, 'Catalogs');
+      await suite.visit(page, '/app/catalogs', 'Catalogs');
       await page.getByRole('button', { name: 'Items of Spring' }).click();
 
       // The latest five sync jobs, then the older ones on asking.
@@ -219,7 +228,16 @@ describe('catalogs in the application', { skip: WEB_SKIP }, () => {
       await page.waitForFunction(() => document.activeElement?.textContent === 'Move down Organic tee S');
       await picked.getByRole('button', { name: 'Take out Cap' }).click();
       const two = form.getByRole('region', { name: 'Items in the book (2), in page order' });
-      assert.deepEqual(await two.getByRole('listitem').locator('.item-title').allInnerTexts(), ['1. Organic tee S', '2. Hat 2']);
+      const order = () => two.getByRole('listitem').locator('.item-title').allInnerTexts();
+      assert.deepEqual(await order(), ['1. Organic tee S', '2. Hat 2']);
+      await form.getByLabel('Book name').fill('Spring picks');
+
+      // Kept over a reload (a draft in this browser): the same items in the same order, and the name typed.
+      await reopen(page);
+      await form.getByRole('status').filter({ hasText: 'Your unsaved choices from before are back in the form.' }).waitFor();
+      assert.deepEqual(await order(), ['1. Organic tee S', '2. Hat 2']);
+      assert.equal(await form.getByLabel('Book name').inputValue(), 'Spring picks');
+      assert.match(await items.getByRole('row', { name: /Hat 2/ }).innerText(), /Number 2/);
       await assertAccessible(page, 'Catalogs, items picked for a book');
 
       // A template's larger preview, and chosen from it.
@@ -234,7 +252,6 @@ describe('catalogs in the application', { skip: WEB_SKIP }, () => {
       assert.ok(await form.getByRole('radio', { name: 'Showcase' }).isChecked());
 
       // The cover, two reader settings, and published when ready.
-      await form.getByLabel('Book name').fill('Spring picks');
       await form.getByLabel('Cover title').fill('Picked for spring');
       await form.getByLabel('Cover text').fill('Two favourites of the season.');
       await form.getByLabel('Website on the cover').fill('shop.example.com');
@@ -258,8 +275,14 @@ describe('catalogs in the application', { skip: WEB_SKIP }, () => {
       assert.deepEqual(row!.input.items, ['tee-s', 'hat-2']);
       assert.deepEqual(row!.input.cover, { title: 'Picked for spring', description: 'Two favourites of the season.', website: 'shop.example.com' });
 
+      // The book made, its draft is gone: after a reload, nothing is picked and the form is empty again.
+      await reopen(page);
+      await items.getByRole('button', { name: 'Add Hat 2' }).waitFor();
+      assert.equal(await form.getByRole('region', { name: /^Items in the book/ }).count(), 0);
+      assert.equal(await form.getByText('Your unsaved choices from before are back in the form.').count(), 0);
+      assert.equal(await form.getByLabel('Book name').inputValue(), '');
+
       // A render cancelled while it waits for a product image: nothing of the book is kept.
-      await two.getByRole('button', { name: 'Take out every item' }).click();
       await items.getByRole('button', { name: 'Add Hat 6' }).click();
       await form.getByLabel('Book name').fill('Never made');
       await form.getByRole('button', { name: 'Make the book' }).click();
@@ -278,8 +301,7 @@ describe('catalogs in the application', { skip: WEB_SKIP }, () => {
   it('shows an editor the catalogs without a create form', async () => {
     await suite.signedIn('editor@example.com', 'editor', async (tab) => {
       const { page } = tab;
-      await page.goto(`${suite.svc.origin}/app/catalogs`);
-      await heading(page, 'Catalogs');
+      await suite.visit(page, '/app/catalogs', 'Catalogs');
       await page.getByRole('row', { name: /Spring/ }).waitFor();
       await page.getByText('Only admins and owners create catalogs.').waitFor();
       assert.equal(await page.getByRole('button', { name: 'Create catalog' }).count(), 0);

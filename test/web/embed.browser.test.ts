@@ -34,8 +34,7 @@ describe('the embed code on another site', { skip: WEB_SKIP }, () => {
     await suite.signedIn('editor@example.com', 'editor', async (tab) => {
       const { page, context } = tab;
       await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: suite.svc.origin });
-      await page.goto(`${suite.svc.origin}/app/books/${suite.bookId}`);
-      await heading(page, 'Embedded');
+      await suite.visit(page, `/app/books/${suite.bookId}`, 'Embedded');
       await page.getByRole('link', { name: 'Embed', exact: true }).click();
       await heading(page, 'Share and embed: Embedded');
       await page.getByRole('radio', { name: /^Fixed size/ }).check();
@@ -51,8 +50,7 @@ describe('the embed code on another site', { skip: WEB_SKIP }, () => {
         await shop.frameLocator('iframe').getByRole('heading', { name: 'Embedded' }).waitFor();
 
         // Only another website may embed it now: the shop's frame is refused.
-        await page.goto(`${suite.svc.origin}/app/books/${suite.bookId}/access`);
-        await heading(page, 'Access: Embedded');
+        await suite.visit(page, `/app/books/${suite.bookId}/access`, 'Access: Embedded');
         await page.getByLabel('Website').fill('elsewhere.example');
         await page.getByRole('button', { name: 'Add embed domain' }).click();
         await page.getByRole('list', { name: 'Embed domains' }).locator('.item-title').getByText('elsewhere.example', { exact: true }).waitFor();

@@ -5,36 +5,16 @@
  * control that writes. Axe at 1280 and 360 px.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
-import type { Browser } from 'playwright-core';
-import { insertBook } from '../factories.ts';
-import { assertAccessible, heading, launchWebBrowser, openApp, personIn, signInThroughScreen, startWebService, WEB_SKIP, type WebService } from './web-browser.ts';
+import { describe, it } from 'node:test';
+import { assertAccessible, heading, WEB_SKIP, webSuite } from './web-browser.ts';
 
 describe('the lead form in the application', { skip: WEB_SKIP }, () => {
-  let svc: WebService;
-  let browser: Browser;
-  let workspace: { id: number; key: string };
-  let bookId: string;
-
-  before(async () => {
-    svc = await startWebService();
-    workspace = await svc.workspace({ name: 'Leads' });
-    bookId = (await insertBook(svc, workspace.id, { name: 'Price list', status: 'publish', publishedDate: new Date(), pageCount: 4 })).randomId;
-    browser = await launchWebBrowser();
-  });
-  after(async () => {
-    await browser?.close();
-    await svc?.stop();
-  });
+  const suite = webSuite({ workspace: { name: 'Leads' }, book: { name: 'Price list', pageCount: 4 } });
 
   it('sets up the form, shows refusals in words, keeps what was typed over a reload, and saves it for the reader', async () => {
-    await personIn(svc, workspace.id, 'editor@example.com', 'editor');
-    const tab = await openApp(browser);
-    try {
+    await suite.signedIn('editor@example.com', 'editor', async (tab) => {
       const { page } = tab;
-      await signInThroughScreen(page, svc, 'editor@example.com');
-      await page.goto(`${svc.origin}/app/books/${bookId}`);
-      await heading(page, 'Price list');
+      await suite.visit(page, `/app/books/${suite.bookId}`, 'Price list');
       await page.getByRole('link', { name: 'Lead form' }).click();
       await heading(page, 'Lead form: Price list');
       await page.getByText('Never saved: this is the default form.').waitFor();
@@ -68,38 +48,30 @@ describe('the lead form in the application', { skip: WEB_SKIP }, () => {
       assert.equal(await page.getByText('Your unsaved changes from before are back in the form.').count(), 0);
       // The leads link answers the CSV to the signed-in person.
       const href = await page.getByRole('link', { name: 'Download the leads (CSV)' }).getAttribute('href');
-      const csv = await page.request.get(`${svc.origin}${href}`);
+      const csv = await page.request.get(`${suite.svc.origin}${href}`);
       assert.equal(csv.status(), 200);
       assert.match(csv.headers()['content-type'] ?? '', /text\/csv/);
       assert.match(await csv.text(), /^\uFEFF?id,submitted_at,name,email/);
       assert.deepEqual(tab.problems, []);
-    } finally {
-      await tab.close();
-    }
+    });
 
-    const saved = await svc.request('GET', `/v1/books/${bookId}/lead-form`, { key: workspace.key });
+    const saved = await suite.svc.request('GET', `/v1/books/${suite.bookId}/lead-form`, { key: suite.key });
     assert.deepEqual({ ...saved.body.data, updated_at: null }, {
-      book_id: bookId, enabled: true, title: 'Get the full price list', description: 'We send it today.', show_after_page: 2, updated_at: null,
+      book_id: suite.bookId, enabled: true, title: 'Get the full price list', description: 'We send it today.', show_after_page: 2, updated_at: null,
       fields: [{ name: 'email', required: true }, { name: 'company', required: true }],
     });
-    const reader = await fetch(`${svc.origin}/read/${bookId}`);
+    const reader = await fetch(`${suite.svc.origin}/read/${suite.bookId}`);
     assert.match(await reader.text(), /Get the full price list/);
   });
 
   it('shows a viewer the form and no control that writes', async () => {
-    await personIn(svc, workspace.id, 'viewer@example.com', 'viewer');
-    const tab = await openApp(browser);
-    try {
+    await suite.signedIn('viewer@example.com', 'viewer', async (tab) => {
       const { page } = tab;
-      await signInThroughScreen(page, svc, 'viewer@example.com');
-      await page.goto(`${svc.origin}/app/books/${bookId}/lead-form`);
-      await heading(page, 'Lead form: Price list');
+      await suite.visit(page, `/app/books/${suite.bookId}/lead-form`, 'Lead form: Price list');
       await page.getByText('E-mail address (required), Company (required)').waitFor();
       assert.equal(await page.getByRole('button', { name: 'Save lead form' }).count(), 0);
       assert.equal(await page.getByRole('checkbox').count(), 0);
       await assertAccessible(page, 'Lead form, viewer');
-    } finally {
-      await tab.close();
-    }
+    });
   });
 });

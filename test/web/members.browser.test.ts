@@ -7,33 +7,16 @@
  * 1280 and 360 px.
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
-import type { Browser } from 'playwright-core';
+import { describe, it } from 'node:test';
 import { mailedLink } from '../people/people-helpers.ts';
-import { assertAccessible, heading, launchWebBrowser, openApp, personIn, signInThroughScreen, startWebService, WEB_SKIP, type WebService } from './web-browser.ts';
+import { assertAccessible, heading, WEB_SKIP, webSuite } from './web-browser.ts';
 
 describe('members and invitations in the application', { skip: WEB_SKIP }, () => {
-  let svc: WebService;
-  let browser: Browser;
-  let workspaceId: number;
-
-  before(async () => {
-    svc = await startWebService();
-    workspaceId = (await svc.workspace({ name: 'Acme Publishing' })).id;
-    browser = await launchWebBrowser();
-  });
-  after(async () => {
-    await browser?.close();
-    await svc?.stop();
-  });
+  const suite = webSuite({ workspace: { name: 'Acme Publishing' } });
 
   it('lets an admin invite someone who accepts in another browser and sees the workspace', async () => {
-    await personIn(svc, workspaceId, 'admin@example.com', 'admin');
-    const admin = await openApp(browser);
-    const invitee = await openApp(browser);
-    try {
+    await suite.signedIn('admin@example.com', 'admin', (admin) => suite.inTab(async (invitee) => {
       const { page } = admin;
-      await signInThroughScreen(page, svc, 'admin@example.com');
       await page.getByRole('link', { name: 'Members' }).click();
       await heading(page, 'Members');
       await page.getByRole('cell', { name: /^admin@example\.com/ }).waitFor();
@@ -60,10 +43,10 @@ describe('members and invitations in the application', { skip: WEB_SKIP }, () =>
       await assertAccessible(page, 'members with a pending invitation');
 
       // Resend: the first link stops working, the new one is used.
-      const first = await mailedLink(svc, 'new.editor@example.com', 'invitations/accept');
+      const first = await mailedLink(suite.svc, 'new.editor@example.com', 'invitations/accept');
       await page.getByRole('button', { name: 'Resend invitation to new.editor@example.com' }).click();
       await page.getByRole('status').filter({ hasText: /A new invitation was sent/ }).waitFor();
-      const link = await mailedLink(svc, 'new.editor@example.com', 'invitations/accept');
+      const link = await mailedLink(suite.svc, 'new.editor@example.com', 'invitations/accept');
       assert.notEqual(link, first);
 
       const other = invitee.page;
@@ -79,7 +62,7 @@ describe('members and invitations in the application', { skip: WEB_SKIP }, () =>
       await other.getByRole('button', { name: 'Accept invitation' }).click();
       await heading(other, 'Home');
       assert.match(await other.getByRole('main').textContent() ?? '', /You are an editor in the workspace Acme Publishing/);
-      assert.equal(await other.getByLabel('Workspace').inputValue(), String(workspaceId));
+      assert.equal(await other.getByLabel('Workspace').inputValue(), String(suite.workspaceId));
 
       // The admin sees the new member (after a reload of the list) and no pending invitation.
       await page.reload();
@@ -105,20 +88,13 @@ describe('members and invitations in the application', { skip: WEB_SKIP }, () =>
       await page.getByRole('status').filter({ hasText: 'new.editor@example.com was removed from Acme Publishing.' }).waitFor();
       await page.getByRole('cell', { name: 'new.editor@example.com', exact: true }).waitFor({ state: 'detached' });
       assert.deepEqual([...admin.problems, ...invitee.problems], []);
-    } finally {
-      await admin.close();
-      await invitee.close();
-    }
+    }));
   });
 
   it('revokes a pending invitation', async () => {
-    await personIn(svc, workspaceId, 'owner@example.com', 'owner');
-    const tab = await openApp(browser);
-    try {
+    await suite.signedIn('owner@example.com', 'owner', async (tab) => {
       const { page } = tab;
-      await signInThroughScreen(page, svc, 'owner@example.com');
-      await page.goto(`${svc.origin}/app/settings/members`);
-      await heading(page, 'Members');
+      await suite.visit(page, '/app/settings/members', 'Members');
       // An owner may make owners.
       assert.deepEqual(await page.getByRole('combobox', { name: 'Role', exact: true }).locator('option').allTextContents(), ['Viewer', 'Editor', 'Admin', 'Owner']);
       await page.getByLabel('E-mail address').fill('maybe@example.com');
@@ -130,21 +106,16 @@ describe('members and invitations in the application', { skip: WEB_SKIP }, () =>
       await dialog.getByRole('button', { name: 'Revoke invitation' }).click();
       await page.getByRole('status').filter({ hasText: 'The invitation to maybe@example.com was revoked.' }).waitFor();
       await page.getByText('No invitations are waiting to be accepted.').waitFor();
-      const link = await mailedLink(svc, 'maybe@example.com', 'invitations/accept');
-      const accepted = await svc.request('POST', '/v1/invitations/accept', { body: { token: new URL(link).searchParams.get('token') } });
+      const link = await mailedLink(suite.svc, 'maybe@example.com', 'invitations/accept');
+      const accepted = await suite.svc.request('POST', '/v1/invitations/accept', { body: { token: new URL(link).searchParams.get('token') } });
       assert.ok(accepted.status >= 400, `a revoked invitation is refused (${accepted.status})`);
       assert.deepEqual(tab.problems, []);
-    } finally {
-      await tab.close();
-    }
+    });
   });
 
   it('shows a viewer the members read-only and no invitation or key controls', async () => {
-    await personIn(svc, workspaceId, 'viewer@example.com', 'viewer');
-    const tab = await openApp(browser);
-    try {
+    await suite.signedIn('viewer@example.com', 'viewer', async (tab) => {
       const { page } = tab;
-      await signInThroughScreen(page, svc, 'viewer@example.com');
       await page.getByRole('link', { name: 'Members' }).click();
       await heading(page, 'Members');
       await page.getByRole('cell', { name: /^viewer@example\.com/ }).waitFor();
@@ -171,8 +142,6 @@ describe('members and invitations in the application', { skip: WEB_SKIP }, () =>
       await page.getByText('You are not a member of any workspace yet.').waitFor();
       await assertAccessible(page, 'home without a workspace');
       assert.deepEqual(tab.problems, []);
-    } finally {
-      await tab.close();
-    }
+    });
   });
 });

@@ -11,34 +11,17 @@
  */
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
-import { after, before, describe, it } from 'node:test';
-import type { Browser } from 'playwright-core';
+import { describe, it } from 'node:test';
 import { corpus, CORPUS_SKIP } from '../documents.ts';
 import { insertBook } from '../factories.ts';
-import { assertAccessible, heading, launchWebBrowser, openApp, personIn, signInThroughScreen, startWebService, WEB_SKIP, type WebService } from './web-browser.ts';
+import { assertAccessible, heading, personIn, WEB_SKIP, webSuite } from './web-browser.ts';
 
 describe('the publishing screens', { skip: WEB_SKIP || CORPUS_SKIP }, () => {
-  let svc: WebService;
-  let browser: Browser;
-  let workspaceId: number;
-  let key: string;
-
-  before(async () => {
-    svc = await startWebService({}, { worker: true });
-    ({ id: workspaceId, key } = await svc.workspace({ name: 'Acme Publishing' }));
-    browser = await launchWebBrowser();
-  });
-  after(async () => {
-    await browser?.close();
-    await svc?.stop();
-  });
+  const suite = webSuite({ workspace: { name: 'Acme Publishing' }, worker: true });
 
   it('uploads a PDF and a Word document together, follows them to ready, lists them and publishes one', async () => {
-    await personIn(svc, workspaceId, 'editor@example.com', 'editor');
-    const tab = await openApp(browser);
-    try {
+    await suite.signedIn('editor@example.com', 'editor', async (tab) => {
       const { page } = tab;
-      await signInThroughScreen(page, svc, 'editor@example.com');
       await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Upload' }).click();
       await heading(page, 'Upload');
       await assertAccessible(page, 'Upload, empty');
@@ -111,7 +94,7 @@ describe('the publishing screens', { skip: WEB_SKIP || CORPUS_SKIP }, () => {
       // Typed, not saved, and the page reloaded: the name typed is still there. Someone changed the description
       // meanwhile: the restored draft meets the conflict, and goes over theirs once the book is read again.
       const typedOn = page.url().split('/').pop()!;
-      assert.equal((await svc.request('PUT', `/v1/books/${typedOn}`, { key, body: { status: 'publish', description: 'Theirs' } })).status, 200);
+      assert.equal((await suite.svc.request('PUT', `/v1/books/${typedOn}`, { key: suite.key, body: { status: 'publish', description: 'Theirs' } })).status, 200);
       await page.reload();
       await heading(page, 'pdflatex-outline');
       await page.getByText('Your unsaved changes from before are back in the form.').waitFor();
@@ -127,7 +110,7 @@ describe('the publishing screens', { skip: WEB_SKIP || CORPUS_SKIP }, () => {
       await heading(page, 'Outline sample');
       await assertAccessible(page, 'Book page, published');
       const bookId = page.url().split('/').pop()!;
-      const readerPage = await fetch(`${svc.url}/read/${bookId}`);
+      const readerPage = await fetch(`${suite.svc.url}/read/${bookId}`);
       assert.equal(readerPage.status, 200, 'published: the public reader answers');
       // Schedule and expiry are kept as typed over a refusal and a reload, until each is saved.
       await page.getByLabel('Publish on').fill('2020-01-01T10:00');
@@ -147,7 +130,7 @@ describe('the publishing screens', { skip: WEB_SKIP || CORPUS_SKIP }, () => {
       assert.equal(await page.getByLabel('Expires on').inputValue(), '2099-06-01T10:00', 'the expiry typed and not saved yet stays');
       await page.getByRole('button', { name: 'Set expiry' }).click();
       await page.getByRole('status').filter({ hasText: 'The book expires on' }).waitFor();
-      const dated = (await svc.request('GET', `/v1/books/${bookId}`, { key })).body.data;
+      const dated = (await suite.svc.request('GET', `/v1/books/${bookId}`, { key: suite.key })).body.data;
       assert.equal(dated.status, 'schedule');
       assert.ok(dated.expires_at.startsWith('2099-06-01'));
       await page.reload();
@@ -162,19 +145,15 @@ describe('the publishing screens', { skip: WEB_SKIP || CORPUS_SKIP }, () => {
       await confirm.getByRole('button', { name: 'Delete for good' }).click();
       await heading(page, 'Books');
       await page.getByText('2 books shown, all of them.').waitFor();
-      assert.equal((await fetch(`${svc.url}/read/${bookId}`)).status, 404);
+      assert.equal((await fetch(`${suite.svc.url}/read/${bookId}`)).status, 404);
       assert.deepEqual(tab.problems, []);
-    } finally {
-      await tab.close();
-    }
+    });
   });
 
   it('shows a setting in the reader before saving, saves it with the revision, and shows a conflicting change', async () => {
-    const tab = await openApp(browser);
-    try {
+    await suite.signedIn('editor@example.com', null, async (tab) => {
       const { page } = tab;
-      await signInThroughScreen(page, svc, 'editor@example.com');
-      await page.goto(`${svc.origin}/app/books`);
+      await page.goto(`${suite.svc.origin}/app/books`);
       await page.getByRole('list', { name: 'Books' }).getByRole('link', { name: 'Bug51170' }).click();
       await heading(page, 'Bug51170');
       const bookId = page.url().split('/').pop()!;
@@ -188,7 +167,7 @@ describe('the publishing screens', { skip: WEB_SKIP || CORPUS_SKIP }, () => {
       // Seen in the preview (a draft, not yet saved), then saved.
       await page.getByRole('checkbox', { name: 'Show the copyright line' }).check();
       await preview.getByText(/All rights reserved\./).waitFor();
-      const book = async () => (await svc.request('GET', `/v1/books/${bookId}`, { key })).body.data;
+      const book = async () => (await suite.svc.request('GET', `/v1/books/${bookId}`, { key: suite.key })).body.data;
       assert.equal((await book()).settings.copyright_enabled, false, 'not saved by the preview');
       await page.getByRole('button', { name: 'Save', exact: true }).click();
       await page.getByRole('status').filter({ hasText: 'The reader settings were saved.' }).waitFor();
@@ -196,7 +175,7 @@ describe('the publishing screens', { skip: WEB_SKIP || CORPUS_SKIP }, () => {
       await preview.getByText(/All rights reserved\./).waitFor();
 
       // Changed elsewhere meanwhile: shown, not overwritten; read again, the person's change goes over theirs.
-      const elsewhere = await svc.request('PUT', `/v1/books/${bookId}`, { key, body: { status: 'draft', share_social_media: false } });
+      const elsewhere = await suite.svc.request('PUT', `/v1/books/${bookId}`, { key: suite.key, body: { status: 'draft', share_social_media: false } });
       assert.equal(elsewhere.status, 200);
       await page.getByRole('checkbox', { name: 'Page-turn sound' }).check();
       await page.getByRole('button', { name: 'Save', exact: true }).click();
@@ -230,57 +209,44 @@ describe('the publishing screens', { skip: WEB_SKIP || CORPUS_SKIP }, () => {
       assert.equal(await page.getByText('Your unsaved changes from before are back in the form.').count(), 0);
 
       // The preview is for the workspace's people only.
-      assert.equal((await fetch(`${svc.url}/read/${bookId}/preview`)).status, 401);
+      assert.equal((await fetch(`${suite.svc.url}/read/${bookId}/preview`)).status, 401);
       assert.deepEqual(tab.problems, []);
-    } finally {
-      await tab.close();
-    }
+    });
   });
 
   it('shows a viewer the books without any write control', async () => {
-    await personIn(svc, workspaceId, 'viewer@example.com', 'viewer');
-    const tab = await openApp(browser);
-    try {
+    await suite.signedIn('viewer@example.com', 'viewer', async (tab) => {
       const { page } = tab;
-      await signInThroughScreen(page, svc, 'viewer@example.com');
-      await page.goto(`${svc.origin}/app/books`);
-      await heading(page, 'Books');
+      await suite.visit(page, '/app/books', 'Books');
       const grid = page.getByRole('list', { name: 'Books' });
       await grid.getByRole('link', { name: 'Bug51170' }).click();
       await heading(page, 'Bug51170');
       await page.getByRole('list', { name: 'Pages' }).getByText('Page 1', { exact: true }).waitFor();
       for (const name of ['Publish', 'Unpublish', 'Save', 'Schedule', 'Delete book']) assert.equal(await page.getByRole('button', { name, exact: true }).count(), 0, `no ${name} for a viewer`);
       await assertAccessible(page, 'Book page, viewer');
-      await page.goto(`${svc.origin}/app/books`);
-      await heading(page, 'Books');
+      await suite.visit(page, '/app/books', 'Books');
       await grid.getByRole('link', { name: 'Bug51170' }).waitFor();
       assert.equal(await page.getByRole('checkbox').count(), 0);
       assert.equal(await page.getByRole('link', { name: 'Upload documents' }).count(), 0);
-      await page.goto(`${svc.origin}/app/upload`);
-      await heading(page, 'Upload');
+      await suite.visit(page, '/app/upload', 'Upload');
       assert.equal(await page.getByRole('button', { name: 'Upload', exact: true }).count(), 0);
       assert.deepEqual(tab.problems, []);
-    } finally {
-      await tab.close();
-    }
+    });
   });
 
   it('pages through 30 books with no repeats and says which are scheduled or expired', async () => {
-    const other = (await svc.workspace({ name: 'Many Books' })).id;
+    const other = (await suite.svc.workspace({ name: 'Many Books' })).id;
     const hour = 3_600_000;
     for (let n = 1; n <= 30; n++) {
       const values = n === 1 ? { status: 'schedule' as const, publishedDate: new Date(Date.now() + 24 * hour) }
         : n === 2 ? { status: 'draft' as const, expiresAt: new Date(Date.now() - hour), unpublishedAt: new Date(Date.now() - hour) }
         : n === 3 ? { status: 'publish' as const, publishedDate: new Date(Date.now() - hour) } : {};
-      await insertBook(svc, other, { name: `Volume ${String(n).padStart(2, '0')}`, pageCount: n, ...values });
+      await insertBook(suite.svc, other, { name: `Volume ${String(n).padStart(2, '0')}`, pageCount: n, ...values });
     }
-    await personIn(svc, other, 'reader-of-many@example.com', 'editor');
-    const tab = await openApp(browser);
-    try {
+    await personIn(suite.svc, other, 'reader-of-many@example.com', 'editor');
+    await suite.signedIn('reader-of-many@example.com', null, async (tab) => {
       const { page } = tab;
-      await signInThroughScreen(page, svc, 'reader-of-many@example.com');
-      await page.goto(`${svc.origin}/app/books?view=list&sort=name`);
-      await heading(page, 'Books');
+      await suite.visit(page, '/app/books?view=list&sort=name', 'Books');
       await page.getByText('24 books shown.').waitFor();
       // From the keyboard. Focusing the button scrolls it into view, which may read the next page by itself first
       // (the button is then gone, and Enter does nothing): either way the list ends with all 30.
@@ -299,8 +265,6 @@ describe('the publishing screens', { skip: WEB_SKIP || CORPUS_SKIP }, () => {
       await page.getByLabel('Status').selectOption('schedule');
       await page.getByText('1 book shown, all of them.').waitFor();
       assert.deepEqual(tab.problems, []);
-    } finally {
-      await tab.close();
-    }
+    });
   });
 });

@@ -19,8 +19,7 @@ describe('share and embed in the application', { skip: WEB_SKIP }, () => {
     await suite.signedIn('editor@example.com', 'editor', async (tab) => {
       const { page, context } = tab;
       await context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: suite.svc.origin });
-      await page.goto(`${suite.svc.origin}/app/books/${suite.bookId}`);
-      await heading(page, 'Shared');
+      await suite.visit(page, `/app/books/${suite.bookId}`, 'Shared');
       await page.getByRole('link', { name: 'Share and embed' }).click();
       await heading(page, 'Share and embed: Shared');
       await page.getByRole('button', { name: 'Copy link' }).click();
@@ -65,8 +64,7 @@ describe('share and embed in the application', { skip: WEB_SKIP }, () => {
   it('gives a viewer the link and the code but no tracked-link form', async () => {
     await suite.signedIn('viewer@example.com', 'viewer', async (tab) => {
       const { page } = tab;
-      await page.goto(`${suite.svc.origin}/app/books/${suite.bookId}/share`);
-      await heading(page, 'Share and embed: Shared');
+      await suite.visit(page, `/app/books/${suite.bookId}/share`, 'Share and embed: Shared');
       await page.getByRole('list', { name: 'Tracked links' }).getByRole('heading', { name: 'March newsletter' }).waitFor();
       assert.equal(await page.getByRole('button', { name: 'Create tracked link' }).count(), 0);
     });

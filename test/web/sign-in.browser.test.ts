@@ -7,32 +7,17 @@
  * mailed link to the first signed-in screen (median of 5).
  */
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
-import type { Browser } from 'playwright-core';
-import { assertAccessible, heading, launchWebBrowser, openApp, personIn, signInLink, signInThroughScreen, startWebService, WEB_SKIP, type WebService } from './web-browser.ts';
+import { describe, it } from 'node:test';
+import { assertAccessible, focusedElement, heading, personIn, signInLink, tabTo, WEB_SKIP, webSuite } from './web-browser.ts';
 
 describe('signing in to the application', { skip: WEB_SKIP }, () => {
-  let svc: WebService;
-  let browser: Browser;
-  let workspaceId: number;
-
-  before(async () => {
-    svc = await startWebService({ SIGN_IN_PER_ADDRESS_PER_HOUR: 3 });
-    workspaceId = (await svc.workspace({ name: 'Acme Publishing' })).id;
-    browser = await launchWebBrowser();
-  });
-  after(async () => {
-    await browser?.close();
-    await svc?.stop();
-  });
+  const suite = webSuite({ workspace: { name: 'Acme Publishing' }, env: { SIGN_IN_PER_ADDRESS_PER_HOUR: 3 } });
 
   it('signs in with the mailed link and lands on home', async () => {
-    await personIn(svc, workspaceId, 'ann@example.com', 'admin');
-    const tab = await openApp(browser);
-    try {
+    await personIn(suite.svc, suite.workspaceId, 'ann@example.com', 'admin');
+    await suite.inTab(async (tab) => {
       const { page } = tab;
-      await page.goto(`${svc.origin}/app`);
-      await heading(page, 'Sign in to Flipbook');
+      await suite.visit(page, '/app', 'Sign in to Flipbook');
       assert.equal(new URL(page.url()).pathname, '/app/sign-in');
       await assertAccessible(page, 'sign-in');
 
@@ -41,7 +26,7 @@ describe('signing in to the application', { skip: WEB_SKIP }, () => {
       await page.getByRole('heading', { name: 'Check your e-mail' }).waitFor();
       await assertAccessible(page, 'check your e-mail');
 
-      const link = await signInLink(svc, 'ann@example.com');
+      const link = await signInLink(suite.svc, 'ann@example.com');
       assert.match(link, /^http:\/\/localhost:\d+\/app\/sign-in\/verify\?token=/);
       await page.goto(link);
       await heading(page, 'Home');
@@ -59,44 +44,35 @@ describe('signing in to the application', { skip: WEB_SKIP }, () => {
       await assertAccessible(page, 'used link');
 
       // Still signed in (the failed exchange did not end the session); sign out from the header.
-      await page.goto(`${svc.origin}/app`);
-      await heading(page, 'Home');
+      await suite.visit(page, '/app', 'Home');
       await page.getByRole('button', { name: 'Sign out' }).click();
       await heading(page, 'Sign in to Flipbook');
       const account = await page.evaluate(async () => (await fetch('/v1/account')).status);
       assert.equal(account, 401);
       assert.deepEqual(tab.problems, []);
-    } finally {
-      await tab.close();
-    }
+    });
   });
 
   it('comes back to the screen a signed-out visit asked for', async () => {
-    await personIn(svc, workspaceId, 'bea@example.com', 'viewer');
-    const tab = await openApp(browser);
-    try {
+    await personIn(suite.svc, suite.workspaceId, 'bea@example.com', 'viewer');
+    await suite.inTab(async (tab) => {
       const { page } = tab;
-      await page.goto(`${svc.origin}/app/settings/sessions`);
-      await heading(page, 'Sign in to Flipbook');
+      await suite.visit(page, '/app/settings/sessions', 'Sign in to Flipbook');
       assert.equal(new URL(page.url()).searchParams.get('next'), '/app/settings/sessions');
       await page.getByLabel('E-mail address').fill('bea@example.com');
       await page.getByRole('button', { name: 'Send sign-in link' }).click();
       await page.getByRole('heading', { name: 'Check your e-mail' }).waitFor();
-      await page.goto(await signInLink(svc, 'bea@example.com'));
+      await page.goto(await signInLink(suite.svc, 'bea@example.com'));
       await heading(page, 'Sessions');
       assert.equal(new URL(page.url()).pathname, '/app/settings/sessions');
       assert.deepEqual(tab.problems, []);
-    } finally {
-      await tab.close();
-    }
+    });
   });
 
   it('shows an invalid link in words and keeps the address typed when sending fails', async () => {
-    const tab = await openApp(browser);
-    try {
+    await suite.inTab(async (tab) => {
       const { page } = tab;
-      await page.goto(`${svc.origin}/app/sign-in/verify?token=not-a-real-token`);
-      await heading(page, 'This sign-in link did not work');
+      await suite.visit(page, '/app/sign-in/verify?token=not-a-real-token', 'This sign-in link did not work');
       await page.getByRole('alert').waitFor();
       await page.getByLabel('E-mail address').fill('not an address');
       await page.getByRole('button', { name: 'Send a new link' }).click();
@@ -105,17 +81,13 @@ describe('signing in to the application', { skip: WEB_SKIP }, () => {
       assert.equal(await page.getByLabel('E-mail address').inputValue(), 'not an address', 'what was typed stays');
       await assertAccessible(page, 'link refused');
       assert.deepEqual(tab.problems, []);
-    } finally {
-      await tab.close();
-    }
+    });
   });
 
   it('tells a rate-limited address how long to wait, in words', async () => {
-    const tab = await openApp(browser);
-    try {
+    await suite.inTab(async (tab) => {
       const { page } = tab;
-      await page.goto(`${svc.origin}/app/sign-in`);
-      await heading(page, 'Sign in to Flipbook');
+      await suite.visit(page, '/app/sign-in', 'Sign in to Flipbook');
       await page.getByLabel('E-mail address').fill('eager@example.com');
       for (let i = 0; i < 3; i++) {
         await page.getByRole('button', { name: 'Send sign-in link' }).click();
@@ -129,22 +101,18 @@ describe('signing in to the application', { skip: WEB_SKIP }, () => {
       assert.match(await alert.textContent() ?? '', /You can try again in (\d+ (minutes?|seconds?)|about 1 hour)\./);
       await assertAccessible(page, 'rate limited');
       assert.deepEqual(tab.problems, []);
-    } finally {
-      await tab.close();
-    }
+    });
   });
 
   it('switches the workspace the screens act in', async () => {
-    const beta = await svc.workspace({ name: 'Beta Books' });
-    await personIn(svc, workspaceId, 'two@example.com', 'admin');
-    await personIn(svc, beta.id, 'two@example.com', 'viewer');
-    const tab = await openApp(browser);
-    try {
+    const beta = await suite.svc.workspace({ name: 'Beta Books' });
+    await personIn(suite.svc, suite.workspaceId, 'two@example.com', 'admin');
+    await personIn(suite.svc, beta.id, 'two@example.com', 'viewer');
+    await suite.signedIn('two@example.com', null, async (tab) => {
       const { page } = tab;
-      await signInThroughScreen(page, svc, 'two@example.com');
       const select = page.getByRole('combobox', { name: 'Workspace' });
       assert.deepEqual((await select.locator('option').allTextContents()).sort(), ['Acme Publishing', 'Beta Books']);
-      const target = (await select.inputValue()) === String(beta.id) ? { id: workspaceId, name: 'Acme Publishing', role: 'an admin' } : { id: beta.id, name: 'Beta Books', role: 'a viewer' };
+      const target = (await select.inputValue()) === String(beta.id) ? { id: suite.workspaceId, name: 'Acme Publishing', role: 'an admin' } : { id: beta.id, name: 'Beta Books', role: 'a viewer' };
       await select.selectOption(String(target.id));
       assert.equal(new URL(page.url()).pathname, '/app', 'choosing alone changes nothing');
       await page.getByRole('button', { name: 'Switch' }).click();
@@ -154,9 +122,7 @@ describe('signing in to the application', { skip: WEB_SKIP }, () => {
       assert.equal(account, target.id);
       await assertAccessible(page, 'home with two workspaces');
       assert.deepEqual(tab.problems, []);
-    } finally {
-      await tab.close();
-    }
+    });
   });
 
   it('takes a median time from opening the mailed link to the first screen', async () => {
@@ -164,15 +130,14 @@ describe('signing in to the application', { skip: WEB_SKIP }, () => {
     const exchanges: number[] = [];
     for (let i = 0; i < 5; i++) {
       const email = `timing-${i}@example.com`;
-      await personIn(svc, workspaceId, email, 'editor');
-      const tab = await openApp(browser);
-      try {
+      await personIn(suite.svc, suite.workspaceId, email, 'editor');
+      await suite.inTab(async (tab) => {
         const { page } = tab;
-        await page.goto(`${svc.origin}/app/sign-in`);
+        await page.goto(`${suite.svc.origin}/app/sign-in`);
         await page.getByLabel('E-mail address').fill(email);
         await page.getByRole('button', { name: 'Send sign-in link' }).click();
         await page.getByRole('heading', { name: 'Check your e-mail' }).waitFor();
-        const link = await signInLink(svc, email);
+        const link = await signInLink(suite.svc, email);
         // A new tab, as a mail program opens it, with the browser's cache of the assets warm.
         const started = Date.now();
         await page.goto(link, { waitUntil: 'commit' });
@@ -182,9 +147,7 @@ describe('signing in to the application', { skip: WEB_SKIP }, () => {
           const entry = performance.getEntriesByType('resource').find((e) => e.name.endsWith('/v1/auth/sign-in-links/verify'));
           return entry ? Math.round(entry.duration) : -1;
         }));
-      } finally {
-        await tab.close();
-      }
+      });
     }
     times.sort((a, b) => a - b);
     exchanges.sort((a, b) => a - b);
@@ -193,55 +156,34 @@ describe('signing in to the application', { skip: WEB_SKIP }, () => {
   });
 
   it('signs in by keyboard alone and reaches the API keys screen', async () => {
-    await personIn(svc, workspaceId, 'kim@example.com', 'owner');
-    const tab = await openApp(browser);
-    try {
+    await personIn(suite.svc, suite.workspaceId, 'kim@example.com', 'owner');
+    await suite.inTab(async (tab) => {
       const { page } = tab;
-      const focused = () => page.evaluate(() => {
-        const el = document.activeElement as HTMLElement | null;
-        return el ? `${el.tagName.toLowerCase()} ${(el.getAttribute('aria-label') ?? el.textContent ?? '').trim() || (el as HTMLInputElement).labels?.[0]?.textContent || ''}` : '';
-      });
-      /** Tabs until the focused element's text matches (at most `max` presses). */
-      const tabTo = async (target: RegExp, max = 30) => {
-        for (let i = 0; i < max; i++) {
-          await page.keyboard.press('Tab');
-          if (target.test(await focused())) return;
-        }
-        assert.fail(`Tab never reached ${target}; last: ${await focused()}`);
-      };
-      await page.goto(`${svc.origin}/app/sign-in`);
-      await heading(page, 'Sign in to Flipbook');
-      await tabTo(/^input E-mail address/);
+      await suite.visit(page, '/app/sign-in', 'Sign in to Flipbook');
+      await tabTo(page, /^input E-mail address/);
       await page.keyboard.type('kim@example.com');
       await page.keyboard.press('Enter');
       await page.getByRole('heading', { name: 'Check your e-mail' }).waitFor();
-      await page.goto(await signInLink(svc, 'kim@example.com'));
+      await page.goto(await signInLink(suite.svc, 'kim@example.com'));
       await heading(page, 'Home');
-      await tabTo(/^a API keys$/);
+      await tabTo(page, /^a API keys$/);
       await page.keyboard.press('Enter');
       await heading(page, 'API keys');
       assert.equal(new URL(page.url()).pathname, '/app/settings/api-keys');
-      assert.match(await focused(), /^h1 API keys/, 'focus moves to the new screen\'s heading');
+      assert.match(await focusedElement(page), /^h1 API keys/, 'focus moves to the new screen\'s heading');
       // And on into the screen's first form field.
-      await tabTo(/^input Name/, 40);
+      await tabTo(page, /^input Name/, 40);
       assert.deepEqual(tab.problems, []);
-    } finally {
-      await tab.close();
-    }
+    });
   });
 
   it('skips to the main content with the first Tab', async () => {
-    const tab = await openApp(browser);
-    try {
+    await suite.signedIn('sam@example.com', 'editor', async (tab) => {
       const { page } = tab;
-      await personIn(svc, workspaceId, 'sam@example.com', 'editor');
-      await signInThroughScreen(page, svc, 'sam@example.com');
       await page.keyboard.press('Tab');
       assert.equal(await page.evaluate(() => document.activeElement?.textContent), 'Skip to main content');
       await page.keyboard.press('Enter');
       assert.equal(await page.evaluate(() => document.activeElement?.id), 'main');
-    } finally {
-      await tab.close();
-    }
+    });
   });
 });

@@ -93,6 +93,28 @@ export async function assertAccessible(page: Page, label: string): Promise<void>
   }
 }
 
+/**
+ * What has the focus, as "tag name": the element's tag, then its aria-label, else its label's text (a form
+ * field), else its own text.
+ */
+export function focusedElement(page: Page): Promise<string> {
+  return page.evaluate(() => {
+    const el = document.activeElement as HTMLElement | null;
+    if (!el) return '';
+    const name = el.getAttribute('aria-label') ?? ((el as HTMLInputElement).labels?.[0]?.textContent || el.textContent || '');
+    return `${el.tagName.toLowerCase()} ${name.trim()}`;
+  });
+}
+
+/** Presses Tab until what has the focus matches `target` (see focusedElement), at most `max` times. */
+export async function tabTo(page: Page, target: RegExp, max = 30): Promise<void> {
+  for (let i = 0; i < max; i++) {
+    await page.keyboard.press('Tab');
+    if (target.test(await focusedElement(page))) return;
+  }
+  assert.fail(`Tab never reached ${target}; last: ${await focusedElement(page)}`);
+}
+
 /** The link of the latest sign-in e-mail to `email`, pointed at the browser's origin. */
 export async function signInLink(svc: WebService, email: string): Promise<string> {
   return mailedLink(svc, email, 'sign-in/verify');
@@ -140,6 +162,10 @@ export interface WebSuite {
    * null: already a member), then `use`; the tab is closed after, whatever happens.
    */
   signedIn<T>(email: string, role: Role | null, use: (tab: AppTab) => Promise<T>): Promise<T>;
+  /** A fresh tab, signed out, then `use`; the tab is closed after, whatever happens. */
+  inTab<T>(use: (tab: AppTab) => Promise<T>): Promise<T>;
+  /** Goes to `path` of the service (`/app/…`) and waits for the screen's heading `name`. */
+  visit(page: Page, path: string, name: string | RegExp): Promise<void>;
 }
 
 /**
@@ -151,9 +177,18 @@ export function webSuite(options: WebSuiteOptions): WebSuite {
   const suite = {
     async signedIn<T>(email: string, role: Role | null, use: (tab: AppTab) => Promise<T>): Promise<T> {
       if (role) await personIn(suite.svc, suite.workspaceId, email, role);
+      return suite.inTab(async (tab) => {
+        await signInThroughScreen(tab.page, suite.svc, email);
+        return use(tab);
+      });
+    },
+    async visit(page: Page, path: string, name: string | RegExp): Promise<void> {
+      await page.goto(`${suite.svc.origin}${path}`);
+      await heading(page, name);
+    },
+    async inTab<T>(use: (tab: AppTab) => Promise<T>): Promise<T> {
       const tab = await openApp(suite.browser);
       try {
-        await signInThroughScreen(tab.page, suite.svc, email);
         return await use(tab);
       } finally {
         await tab.close();

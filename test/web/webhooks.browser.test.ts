@@ -148,8 +148,7 @@ describe('webhooks in the application', { skip: WEB_SKIP }, () => {
     assert.equal(link.status, 201);
     await suite.signedIn('owner@example.com', 'owner', async (tab) => {
       const { page } = tab;
-      await page.goto(`${suite.svc.origin}/app/webhooks`);
-      await heading(page, 'Webhooks');
+      await suite.visit(page, '/app/webhooks', 'Webhooks');
       const create = page.getByRole('region', { name: 'Add a subscription' });
       await create.getByLabel('Name').fill('Clicks');
       await create.getByLabel('Endpoint URL').fill(`${receiver.url}/clicks`);
@@ -229,8 +228,7 @@ describe('webhooks in the application', { skip: WEB_SKIP }, () => {
   it('gives an editor no webhook controls', async () => {
     await suite.signedIn('editor@example.com', 'editor', async (tab) => {
       const { page } = tab;
-      await page.goto(`${suite.svc.origin}/app/webhooks`);
-      await heading(page, 'Webhooks');
+      await suite.visit(page, '/app/webhooks', 'Webhooks');
       await page.getByText('Only admins and owners of the workspace see and manage its webhooks.', { exact: false }).waitFor();
       assert.equal(await page.getByRole('button', { name: 'Create subscription' }).count(), 0);
       assert.equal(await page.getByRole('button', { name: /^Delete/ }).count(), 0);

@@ -22,7 +22,7 @@ import { Page } from '../components/page.tsx';
 import { Select } from '../components/select.tsx';
 import { Table } from '../components/table.tsx';
 import { notify } from '../components/toast.tsx';
-import { draftKey, useDraft } from '../draft.ts';
+import { draftKey, useDraft, type Draft } from '../draft.ts';
 import { useResource } from '../resource.ts';
 
 type Catalog = DataOf<'/v1/catalogs', 'get'>[number];
@@ -115,8 +115,9 @@ export default function Catalogs() {
             const result = await call(client.DELETE('/v1/catalogs/{catalog}', { params: { path: { catalog: deleting.id } } }));
             if (result.ok) {
               if (openId === deleting.id) setOpenId(null);
-              notify(`The catalog ${deleting.name} was deleted.`);
+              // The list is read again first, so the catalog is gone from it when the message says so.
               await catalogs.reload();
+              notify(`The catalog ${deleting.name} was deleted.`);
             }
             return result;
           }}
@@ -240,6 +241,25 @@ const ITEMS_PAGE = 200;
 interface Picked { key: string; title: string }
 
 /**
+ * The book form of a catalog, kept as a draft (in this browser, per catalog) until the book is made: the items
+ * picked in their order, the template, name, cover, reader settings and status.
+ */
+interface BookForm {
+  picked: Picked[];
+  template: string | null;
+  title: string;
+  cover: { title: string; description: string; website: string };
+  settings: Record<string, string>;
+  background: string;
+  publish: boolean;
+  onlyFound: boolean;
+}
+const EMPTY_BOOK: BookForm = { picked: [], template: null, title: '', cover: { title: '', description: '', website: '' }, settings: {}, background: '', publish: false, onlyFound: false };
+/** Whether a book form holds anything worth keeping. */
+const bookFormDiffers = (f: BookForm) => f.picked.length > 0 || f.template !== null || f.publish || f.onlyFound || !!(f.title || f.background)
+  || Object.values(f.cover).some(Boolean) || Object.values(f.settings).some(Boolean);
+
+/**
  * A catalog's items, available ones or all, searched on the API (`filter[q]`: every word in the title or key,
  * ignoring case), 200 at a time with "Show more items". People who make books add items one by one ("Add"); the
  * book form then orders them.
@@ -252,7 +272,10 @@ function Items({ catalog }: { catalog: Catalog }) {
   const [next, setNext] = useState<string | null>(null);
   const [loading, setLoading] = useState(false);
   const [problem, setProblem] = useState<Problem | null>(null);
-  const [picked, setPicked] = useState<Picked[]>([]);
+  // The items picked (and the rest of the book form) outlive a reload, until the book is made.
+  const book = useDraft<BookForm>(draftKey('catalog-book', String(catalog.id)), () => EMPTY_BOOK, { differs: bookFormDiffers });
+  const picked = book.value.picked;
+  const setPicked = (update: (p: Picked[]) => Picked[]) => book.set((f) => ({ ...f, picked: update(f.picked) }));
   // The search is sent 300 ms after the last key, not once per key.
   useEffect(() => {
     const timer = setTimeout(() => setQuery(search.trim()), 300);
@@ -309,7 +332,7 @@ function Items({ catalog }: { catalog: Catalog }) {
         )}
         {next && <Button onClick={() => void read(next)} busy={loading}>Show more items</Button>}
       </section>
-      {makesBooks && <MakeBook catalog={catalog} found={searching && items ? items : null} picked={picked} setPicked={setPicked} />}
+      {makesBooks && <MakeBook catalog={catalog} found={searching && items ? items : null} form={book} setPicked={setPicked} />}
     </>
   );
 }
@@ -343,17 +366,16 @@ type RenderBody = NonNullable<paths['/v1/catalogs/{catalog}/render']['post']['re
  * then GET /v1/batches/{batchId} every second until the book's pages are
  * ready, with "Cancel" (DELETE /v1/batches/{batchId}) until then.
  */
-function MakeBook({ catalog, found, picked, setPicked }: { catalog: Catalog; found: Item[] | null; picked: Picked[]; setPicked: (update: (p: Picked[]) => Picked[]) => void }) {
+function MakeBook({ catalog, found, form, setPicked }: { catalog: Catalog; found: Item[] | null; form: Draft<BookForm>; setPicked: (update: (p: Picked[]) => Picked[]) => void }) {
   const templates = useResource(() => call(client.GET('/v1/templates')));
   const fitting = templates.data?.filter((t) => t.type !== 'posts') ?? [];
-  const [chosen, setChosen] = useState<string | null>(null);
   const [preview, setPreview] = useState<(typeof fitting)[number] | null>(null);
-  const [title, setTitle] = useState('');
-  const [cover, setCover] = useState({ title: '', description: '', website: '' });
-  const [settings, setSettings] = useState<Record<string, string>>({});
-  const [background, setBackground] = useState('');
-  const [publish, setPublish] = useState(false);
-  const [onlyFound, setOnlyFound] = useState(false);
+  const { picked, template: chosenId, title, cover, settings, background, publish, onlyFound } = form.value;
+  const change = (next: Partial<BookForm>) => form.set((f) => ({ ...f, ...next }));
+  const setChosen = (template: string) => change({ template });
+  const setTitle = (value: string) => change({ title: value });
+  const setCover = (field: keyof BookForm['cover'], value: string) => form.set((f) => ({ ...f, cover: { ...f.cover, [field]: value } }));
+  const setBackground = (value: string) => change({ background: value });
   const [busy, setBusy] = useState(false);
   const [problem, setProblem] = useState<Problem | null>(null);
   const [batchId, setBatchId] = useState<string | null>(null);
@@ -362,6 +384,8 @@ function MakeBook({ catalog, found, picked, setPicked }: { catalog: Catalog; fou
   const [cancelProblem, setCancelProblem] = useState<Problem | null>(null);
   const [cancelling, setCancelling] = useState(false);
   const batch = cancelled ?? followed;
+  // A template kept in a draft that is no longer offered gives way to the default.
+  const chosen = chosenId !== null && fitting.some((t) => t.id === chosenId) ? chosenId : null;
   const template = chosen ?? fitting.find((t) => t.is_default)?.id ?? fitting[0]?.id ?? null;
   const subset = picked.length > 0 ? picked.map((p) => p.key) : onlyFound && found ? found.map((i) => i.external_item_key) : null;
 
@@ -419,11 +443,17 @@ function MakeBook({ catalog, found, picked, setPicked }: { catalog: Catalog; fou
   };
 
   const book = batch?.books[0];
+  // Once the book is made, its draft is forgotten (the form keeps showing what it was made of, to make another).
+  const made = batch?.status === 'completed';
+  useEffect(() => {
+    if (made) form.saved(form.value);
+  }, [made, batchId]);
   const running = !!batchId && (!batch || batch.status === 'queued' || batch.status === 'processing');
   const coverField = (field: 'title' | 'description' | 'website') => fieldErrors(problem, `cover.${field}`);
   return (
     <form class="card stack" onSubmit={make} noValidate aria-labelledby="make-book">
       <h2 id="make-book">{`Make a book from ${catalog.name}`}</h2>
+      <DraftNotice restored={form.restored} what="choices" onDiscard={() => form.discard(EMPTY_BOOK)} />
       <ErrorMessage problem={templates.problem} title="The templates could not be read" />
       {templates.data === undefined && templates.loading && <Loading what="templates" />}
       {fitting.length > 0 && (
@@ -459,25 +489,25 @@ function MakeBook({ catalog, found, picked, setPicked }: { catalog: Catalog; fou
       <TextInput label="Book name" hint={`Optional; empty names the book ${catalog.name}.`} value={title} onValue={setTitle} errors={fieldErrors(problem, 'title')} autoComplete="off" />
       <fieldset class="stack">
         <legend>Cover</legend>
-        <TextInput label="Cover title" hint="Optional; empty: the catalog's name." value={cover.title} onValue={(v) => setCover((c) => ({ ...c, title: v }))} errors={coverField('title')} autoComplete="off" />
+        <TextInput label="Cover title" hint="Optional; empty: the catalog's name." value={cover.title} onValue={(v) => setCover('title', v)} errors={coverField('title')} autoComplete="off" />
         <Field label="Cover text" hint="Optional: a few lines under the title." errors={coverField('description')}>
-          {(control) => <textarea {...control} rows={3} value={cover.description} onInput={(e) => { const v = e.currentTarget.value; setCover((c) => ({ ...c, description: v })); }} />}
+          {(control) => <textarea {...control} rows={3} value={cover.description} onInput={(e) => setCover('description', e.currentTarget.value)} />}
         </Field>
-        <TextInput label="Website on the cover" hint="Optional, as it should be printed." value={cover.website} onValue={(v) => setCover((c) => ({ ...c, website: v }))} errors={coverField('website')} autoComplete="url" />
+        <TextInput label="Website on the cover" hint="Optional, as it should be printed." value={cover.website} onValue={(v) => setCover('website', v)} errors={coverField('website')} autoComplete="url" />
       </fieldset>
       <details class="stack">
         <summary>Reader settings</summary>
         <p class="hint">Each is the usual one unless chosen; all can be changed later in the book's reader settings.</p>
         {RENDER_SETTINGS.map(({ field, label, options }) => (
           <Select key={field} label={label} value={settings[field] ?? ''} options={[{ value: '', label: 'The usual' }, ...options]}
-            onValue={(v) => setSettings((s) => ({ ...s, [field]: v }))} errors={fieldErrors(problem, `settings.${field}`)} />
+            onValue={(v) => form.set((f) => ({ ...f, settings: { ...f.settings, [field]: v } }))} errors={fieldErrors(problem, `settings.${field}`)} />
         ))}
         <TextInput label="Background" hint="Optional: a CSS colour or gradient, or an image URL." value={background} onValue={setBackground} errors={fieldErrors(problem, 'settings.background')} autoComplete="off" />
       </details>
       <fieldset>
         <legend>When it is ready</legend>
-        <label class="check"><input type="radio" name="render-status" checked={!publish} onChange={() => setPublish(false)} />Keep it a draft</label>
-        <label class="check"><input type="radio" name="render-status" checked={publish} onChange={() => setPublish(true)} />Publish it</label>
+        <label class="check"><input type="radio" name="render-status" checked={!publish} onChange={() => change({ publish: false })} />Keep it a draft</label>
+        <label class="check"><input type="radio" name="render-status" checked={publish} onChange={() => change({ publish: true })} />Publish it</label>
       </fieldset>
       {picked.length > 0
         ? (
@@ -500,7 +530,7 @@ function MakeBook({ catalog, found, picked, setPicked }: { catalog: Catalog; fou
         )
         : found && (
           <label class="check">
-            <input type="checkbox" checked={onlyFound} onChange={(e) => setOnlyFound(e.currentTarget.checked)} />
+            <input type="checkbox" checked={onlyFound} onChange={(e) => change({ onlyFound: e.currentTarget.checked })} />
             {`Only the ${found.length} ${found.length === 1 ? 'item' : 'items'} matching the search`}
           </label>
         )}

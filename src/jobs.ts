@@ -27,6 +27,7 @@ export function createJobDefinitions(deps: { database: Database; storage: Storag
       widths: config.pageWidths,
       onDemandWidths: config.onDemandWidths,
       concurrency: config.CONVERSION_THREADS || undefined,
+      backgroundConcurrency: config.CONVERSION_BACKGROUND_THREADS || config.CONVERSION_THREADS || undefined,
       officeTimeoutMs: config.OFFICE_TIMEOUT_MS,
       officeMemoryLimitMb: config.OFFICE_MEMORY_LIMIT_MB,
       archiveLimits: { maxUncompressedBytes: config.OFFICE_MAX_UNCOMPRESSED_MB * 1024 * 1024, maxRatio: config.OFFICE_MAX_COMPRESSION_RATIO, maxEntries: 10_000 },

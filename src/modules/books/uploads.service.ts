@@ -158,6 +158,10 @@ export class UploadsService {
         failed: batch.failedPages,
         pending: Math.max(0, batch.totalPages - batch.completedPages - batch.failedPages),
       },
+      stage: batchStage(batch),
+      readable_at: batch.readableAt?.toISOString() ?? null,
+      total_pages: batch.totalPages,
+      rendered_pages: batch.completedPages + batch.failedPages,
       books: byBatch(batch.id),
       error: batch.error ? { code: batch.errorCode ?? 'conversion_failed', message: batch.error } : null,
       warnings: batch.warnings,
@@ -208,5 +212,16 @@ export class UploadsService {
     if (cancelledBook.book) await this.storage.deletePrefix(bookPrefix(cancelledBook.book));
     if (cancelledBook.versionSource) await this.storage.delete(cancelledBook.versionSource);
     return this.getBatch(caller, batchId);
+  }
+}
+
+/** The batch's stage (docs/conversion.md): from its status, and whether its book became readable before its last page was drawn. */
+function batchStage(batch: BatchRow): 'queued' | 'converting' | 'rendering' | 'done' | 'failed' | 'cancelled' {
+  switch (batch.status) {
+    case 'queued': return 'queued';
+    case 'processing': return batch.readableAt ? 'rendering' : 'converting';
+    case 'completed': return 'done';
+    case 'failed': return 'failed';
+    default: return 'cancelled';
   }
 }

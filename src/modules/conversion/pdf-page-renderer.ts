@@ -18,11 +18,11 @@ import { createRequire } from 'node:module';
 import { parentPort } from 'node:worker_threads';
 import type * as NapiCanvas from '@napi-rs/canvas';
 import type { Canvas } from '@napi-rs/canvas';
-import { getDocument, type PDFDocumentProxy } from 'pdfjs-dist/legacy/build/pdf.mjs';
+import { getDocument, type PageViewport, type PDFDocumentProxy, type PDFPageProxy } from 'pdfjs-dist/legacy/build/pdf.mjs';
 import type { RenderParameters } from 'pdfjs-dist/types/src/display/api.js';
 import sharp from 'sharp';
 import { ConversionError } from './conversion.errors.ts';
-import type { ConversionWarning, RenderedPage } from './conversion.types.ts';
+import type { ConversionWarning, PageLink, RenderedPage, TextItem } from './conversion.types.ts';
 import { encodeRaw, encodeWidths, fitRenderSize, outputSize, renditionSize, type RawRendition } from './page-images.ts';
 import { POPPLER_PACKAGE, renderPageWithPoppler } from './poppler-fallback.ts';
 import { annotationText } from './annotation-text.ts';
@@ -133,7 +133,7 @@ class OpenDocument {
     // Supersampled up to 2048 px: drawn directly at 1024 px, scanned images lost detail
     // (SSIM of a 200 dpi scan against pdftoppm 0.970 → 0.954); the widths are drawn from
     // this canvas. Larger renditions (drawn on request) are drawn at their own size, as before.
-    const widest = Math.max(...init.widths);
+    const widest = Math.max(1, ...init.widths);
     this.maxWidth = widest * SUPERSAMPLE <= 2048 ? Math.round(widest * SUPERSAMPLE) : widest;
   }
 }
@@ -204,6 +204,13 @@ async function renderPage(open: OpenDocument, number: number): Promise<void> {
     const base = page.getViewport({ scale: 1 });
     widthPt = base.width;
     heightPt = base.height;
+    if (init.widths.length === 0) {
+      // No widths: the page's data only (size, text, links), for a book readable before its images are drawn.
+      const [text, links] = await pageData(open, page, base);
+      page.cleanup();
+      send({ type: 'page', page: { number, widthPt: round2(base.width), heightPt: round2(base.height), images: [], text, links } });
+      return;
+    }
     const size = fitRenderSize(widthPt, heightPt, open.maxWidth, init.maxPagePixels);
     const viewport = page.getViewport({ scale: size.scale });
     frame = await frames.acquire();
@@ -229,13 +236,7 @@ async function renderPage(open: OpenDocument, number: number): Promise<void> {
     // while it is alive. Without this, converting two LibreOffice spreadsheets in
     // a row segfaulted (see the regression test in office-to-pdf.test.ts).
     canvas.data();
-    const annotations = page.getAnnotations({ intent: 'display' });
-    const [contentText, fieldText, links] = await Promise.all([
-      page.getTextContent().then(async (content) => normaliseTextContent(content, base, hasRightToLeft(content) ? await rightToLeftClusters(page) : [])),
-      annotationText(page, base, init.filePath, init.password !== undefined, annotations),
-      extractLinks(page, base, open.resolver, doc.numPages, annotations),
-    ]);
-    const text = [...contentText, ...fieldText];
+    const [text, links] = await pageData(open, page, base);
     page.cleanup();
 
     const warnings: ConversionWarning[] = [];
@@ -329,6 +330,18 @@ function downscale(frame: Frame, rendered: Canvas, size: { width: number; height
   }
   // Back to the caller's order: images are index-aligned with the widths option.
   return renditions.sort((a, b) => widths.indexOf(a.requestedWidth) - widths.indexOf(b.requestedWidth));
+}
+
+/** A page's text (content, then form fields and stamps) and links. */
+async function pageData(open: OpenDocument, page: PDFPageProxy, base: PageViewport) {
+  const { init, doc } = open;
+  const annotations = page.getAnnotations({ intent: 'display' });
+  const [contentText, fieldText, links] = await Promise.all([
+    page.getTextContent().then(async (content) => normaliseTextContent(content, base, hasRightToLeft(content) ? await rightToLeftClusters(page) : [])),
+    annotationText(page, base, init.filePath, init.password !== undefined, annotations),
+    extractLinks(page, base, open.resolver, doc.numPages, annotations),
+  ]);
+  return [[...contentText, ...fieldText], links] as [TextItem[], PageLink[]];
 }
 
 const round2 = (value: number) => Math.round(value * 100) / 100;

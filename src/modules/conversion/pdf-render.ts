@@ -23,6 +23,7 @@ import type { DocumentInfo, RenderedPage } from './conversion.types.ts';
 import { encodeBlankPage, fitRenderSize } from './page-images.ts';
 import type { FromRenderWorker, RenderWorkerInit } from './pdf-render.protocol.ts';
 import { renderWorkerPool, type RenderWorker, type RenderWorkerPool } from './render-worker-pool.ts';
+import { MAX_RUN } from './mupdf-drawer.ts';
 
 export const DEFAULT_PAGE_TIMEOUT_MS = 60_000;
 /** Pages one worker holds at once: one rendering, one encoding. */
@@ -77,6 +78,8 @@ interface Lease {
   wantsInfo: boolean;
   /** Closing or terminated: no more work for it. */
   gone: boolean;
+  /** The worker draws with mutool, in runs of pages: it takes the pages of its lane and is told which come next. */
+  runs: boolean;
 }
 
 export function renderPdf(options: RenderPdfOptions): Promise<RenderPdfResult> {
@@ -153,7 +156,7 @@ class RenderRun {
   }
 
   #lease(worker: RenderWorker, wantsInfo: boolean): void {
-    const lease: Lease = { worker, opened: false, inflight: new Map(), solo: false, wantsInfo, gone: false };
+    const lease: Lease = { worker, opened: false, inflight: new Map(), solo: false, wantsInfo, gone: false, runs: false };
     this.#leases.add(lease);
     worker.documents++;
     worker.listen({ message: (message) => this.#onMessage(lease, message), died: (reason) => this.#onCrash(lease, reason) });
@@ -191,6 +194,7 @@ class RenderRun {
           return;
         }
         lease.opened = true;
+        lease.runs = message.runs;
         this.#pageCount ??= message.pageCount;
         if (this.#order === null) {
           const count = message.pageCount;
@@ -232,17 +236,41 @@ class RenderRun {
     lease.solo = false;
   }
 
-  #nextPage(lease: Lease): number | null {
+  /** The next page for this worker, with the pages of its lane that follow (for a mutool run), if it draws in runs. */
+  #nextPage(lease: Lease): { page: number; next?: number[] } | null {
     const retryPage = this.#retry[0];
     if (retryPage !== undefined) {
       if (lease.inflight.size > 0) return null;
       this.#retry.shift();
       lease.solo = true;
-      return retryPage;
+      return { page: retryPage };
     }
     if (this.#order === null || this.#nextDispatch >= this.#order.length) return null;
     if (this.#nextDispatch >= this.#nextDeliver + this.#maxAhead) return null;
-    return this.#order[this.#nextDispatch++]!;
+    if (!lease.runs) return { page: this.#order[this.#nextDispatch++]! };
+    const lanes = this.#lanes();
+    if (lanes[this.#nextDispatch % lanes.length] !== lease) return null;
+    const index = this.#nextDispatch++;
+    return { page: this.#order[index]!, next: this.#planned(index, lanes.length) };
+  }
+
+  /**
+   * Workers drawing with mutool share the pages in lanes, the i-th page of the
+   * run's order (#order) going to lane i mod lanes: pages are still dispatched
+   * in order, a few ahead of delivery, yet each worker knows the pages it gets
+   * next, which one mutool process then draws in a run (mupdf-drawer.ts). A
+   * lane change (a worker added or replaced) costs a new run, nothing else.
+   */
+  #lanes(): Lease[] {
+    return [...this.#leases].filter((l) => l.opened && !l.gone && l.runs);
+  }
+
+  /** The pages the lane of the order's `index`-th page gets after it, in order, for its mutool run. */
+  #planned(index: number, lanes: number): number[] {
+    const order = this.#order ?? [];
+    const next: number[] = [];
+    for (let i = index + lanes; i < order.length && next.length < MAX_RUN - 1; i += lanes) next.push(order[i]!);
+    return next;
   }
 
   #pump(): void {
@@ -250,13 +278,19 @@ class RenderRun {
     // Until page 1 is back, one page per worker: page 1's encode then has a
     // core to itself instead of sharing it with page 2's render.
     const limit = this.#nextDeliver > 0 || (this.#order !== null && this.#results.has(this.#order[0]!)) ? PER_WORKER : 1;
-    for (const lease of this.#leases) {
-      while (lease.opened && !lease.gone && !lease.solo && lease.inflight.size < limit) {
-        const page = this.#nextPage(lease);
-        if (page === null) break;
-        const timer = setTimeout(() => this.#onTimeout(lease, page), this.#pageTimeoutMs);
-        lease.inflight.set(page, timer);
-        lease.worker.post({ type: 'render', page });
+    // Again while any worker took a page: with lanes, the next page may be for a worker already passed.
+    for (let progress = true; progress;) {
+      progress = false;
+      for (const lease of this.#leases) {
+        while (lease.opened && !lease.gone && !lease.solo && lease.inflight.size < limit) {
+          const taken = this.#nextPage(lease);
+          if (taken === null) break;
+          progress = true;
+          const { page, next } = taken;
+          const timer = setTimeout(() => this.#onTimeout(lease, page), this.#pageTimeoutMs);
+          lease.inflight.set(page, timer);
+          lease.worker.post(next ? { type: 'render', page, next } : { type: 'render', page });
+        }
       }
     }
     if (this.#order === null) return;
@@ -495,6 +529,6 @@ export async function renderPdfPage(options: Omit<RenderWorkerInit, 'wantDocumen
       },
     });
     worker.documents++;
-    worker.post({ type: 'open', init: { ...init, widths: widths ?? [width], wantDocumentInfo: false } });
+    worker.post({ type: 'open', init: { ...init, widths: widths ?? [width], wantDocumentInfo: false, pdfjsOnly: true } });
   });
 }

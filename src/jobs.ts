@@ -14,11 +14,12 @@ import { catalogJobs } from './modules/catalogs/catalogs.jobs.ts';
 import { analyticsRollupJob } from './modules/analytics/analytics.jobs.ts';
 import { connectorJobs } from './modules/connector/connector.jobs.ts';
 import { webhookRetentionJob } from './modules/webhooks/webhooks.jobs.ts';
-import { renderWorkerPool } from './modules/conversion/render-worker-pool.ts';
+import { backgroundRenderWorkerPool, renderWorkerPool } from './modules/conversion/render-worker-pool.ts';
 
 export function createJobDefinitions(deps: { database: Database; storage: Storage; services: Services; config: Readonly<Config> }): JobDefinition[] {
   const { config } = deps;
   renderWorkerPool.configure({ idleTimeoutMs: config.RENDER_IDLE_TIMEOUT_MS });
+  backgroundRenderWorkerPool.configure({ idleTimeoutMs: config.RENDER_IDLE_TIMEOUT_MS });
   return [
     maintenanceJob(deps.database.db),
     convertBookJob({

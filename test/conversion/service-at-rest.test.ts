@@ -10,7 +10,7 @@ import { Writable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
 import pino from 'pino';
 import { makePdf } from '../documents.ts';
-import { renderWorkerPool } from '../../src/modules/conversion/render-worker-pool.ts';
+import { backgroundRenderWorkerPool, renderWorkerPool } from '../../src/modules/conversion/render-worker-pool.ts';
 import { eventually, startService, uploadFile, waitForBatch, type TestService } from '../helpers.ts';
 
 /** GETs a URL over a raw socket and closes it the moment the whole body (Content-Length) has arrived. */
@@ -80,12 +80,14 @@ describe('render workers when the service is idle', () => {
     const res = await uploadFile(svc, key, await makePdf({ pages: 6 }), 'idle.pdf');
     // The renderers that do the work, noted while they do it (they may end 300 ms after it).
     const seen = new Set<number>();
-    const sample = setInterval(() => renderWorkerPool.pids.forEach((pid) => seen.add(pid)), 10);
+    // Both pools: the readable phase's and the background phase's (pages past the first four).
+    const alive = () => [...renderWorkerPool.pids, ...backgroundRenderWorkerPool.pids];
+    const sample = setInterval(() => alive().forEach((pid) => seen.add(pid)), 10);
     const batch = await waitForBatch(svc, key, res.body.data.batch_id).finally(() => clearInterval(sample));
     assert.equal(batch.status, 'completed');
     assert.ok(seen.size > 0, 'renderers did the work');
     // Gone once idle, and their processes ended.
-    await eventually(async () => renderWorkerPool.pids.length === 0);
+    await eventually(async () => alive().length === 0);
     // A process told to end takes a moment to exit and be reaped: wait for that, not for a proxy of it.
     await eventually(async () => [...seen].every((pid) => !isAlive(pid)), { timeoutMs: 10_000 });
   });

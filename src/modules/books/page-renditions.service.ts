@@ -39,6 +39,7 @@ import {
   DEFAULT_QUALITY,
   MAX_EMBEDDED_IMAGE_PIXELS,
   ZOOM_MAX_PAGE_PIXELS,
+  drawPageOnRequest,
   encodeImageRendition,
   renderPdfPage,
   renditionSize,
@@ -264,7 +265,16 @@ export class PageRenditionsService implements OnDemandAssets {
       const source = path.join(workDir, 'source.pdf');
       await pipeline(object.body, createWriteStream(source));
       const widths = entries.map((entry) => requestedWidth(entry.key));
-      const rendered = await renderPdfPage({
+      const output = { format, quality: DEFAULT_QUALITY, effort: DEFAULT_EFFORT };
+      // mutool straight from the PDF when it can (page-on-request.ts); otherwise a pooled renderer (pdf.js, then poppler).
+      const quick = book.sourcePassword ? null : await drawPageOnRequest({
+        filePath: source, outDir: workDir, page, maxPagePixels: DEFAULT_MAX_PAGE_PIXELS, output,
+        renditions: entries.map((entry, i) => ({ requestedWidth: widths[i]!, width: entry.width, height: entry.height })),
+      }).catch((error: unknown) => {
+        this.#log?.warn({ err: error, bookId: book.id, page }, 'mutool could not draw the page on request; drawing it with pdf.js');
+        return null;
+      });
+      const rendered = quick ?? await renderPdfPage({
         filePath: source,
         ...(book.sourcePassword && book.sourceFormat === 'pdf' ? { password: book.sourcePassword } : {}),
         outDir: workDir,

@@ -45,11 +45,13 @@ export { detectTextLinks } from './text-links.ts';
 export { DEFAULT_WIDTHS, DEFAULT_ON_DEMAND_WIDTHS, DEFAULT_ZOOM_WIDTHS, ZOOM_MAX_PAGE_PIXELS, DEFAULT_MAX_PAGE_PIXELS, DEFAULT_QUALITY, DEFAULT_EFFORT, renditionSize, outputSize } from './page-images.ts';
 export { encodeImageRendition } from './image-pages.ts';
 export { renderPdfPage } from './pdf-render.ts';
+export { drawPageOnRequest } from './page-on-request.ts';
 export { MAX_EMBEDDED_IMAGE_PIXELS };
 export { OFFICE_PACKAGES, findSoffice } from './office-to-pdf.ts';
 export { DEFAULT_ARCHIVE_LIMITS, type ArchiveLimits } from './office-archive.ts';
 /** Shared renderer processes; `renderWorkerPool.configure({ maxWorkers, idleTimeoutMs })` to size it. */
-export { renderWorkerPool } from './render-worker-pool.ts';
+export { backgroundRenderWorkerPool, renderWorkerPool } from './render-worker-pool.ts';
+import { backgroundRenderWorkerPool } from './render-worker-pool.ts';
 
 /** Office formats that are zip archives (OOXML and ODF), checked for zip bombs before LibreOffice opens them. */
 const ZIP_FORMATS = new Set<DocumentFormat>(['docx', 'xlsx', 'pptx', 'odt', 'ods', 'odp']);
@@ -77,6 +79,8 @@ export interface ConvertInput {
   workDir: string;
   /** Render threads for this document, at most the shared pool's size (default: the number of cores). */
   concurrency?: number;
+  /** Draw with the background phase's renderers (lower priority, backgroundRenderWorkerPool). */
+  background?: boolean;
   /** Default 'webp'. 'jpeg' encodes ~2x faster into ~30 % larger files. */
   format?: ImageFormat;
   /** 1-100, default 80. */
@@ -209,6 +213,7 @@ export async function renderPdfPages(
     maxPages: input.maxPages ?? DEFAULT_MAX_PAGES,
     ...(options.pages ? { pages: options.pages } : {}),
     ...(input.concurrency !== undefined ? { concurrency: input.concurrency } : {}),
+    ...(input.background ? { pool: backgroundRenderWorkerPool } : {}),
     ...(signal ? { signal } : {}),
     onStart: (info) => input.onStart?.({ ...info, sourceFormat: prepared.sourceFormat }),
     onPage: (page) => {

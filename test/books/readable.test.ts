@@ -67,7 +67,7 @@ describe('a book readable before its last page is drawn', () => {
       list.push(...res.body.data);
       cursor = res.body.meta.next_cursor;
     } while (cursor);
-    return list as { number: number; drawn: boolean; images: { width: number; url: string }[]; text: { text: string }[] }[];
+    return list as { number: number; drawn: boolean; images: { width: number; height: number; url: string }[]; text: { text: string }[] }[];
   }
 
   it('is ready with every page listed while the background phase draws, shows its stage and progress, and ends fully drawn', async () => {
@@ -99,7 +99,11 @@ describe('a book readable before its last page is drawn', () => {
     const res = await fetch(image.url);
     assert.equal(res.status, 200);
     assert.equal(res.headers.get('content-type'), 'image/webp');
-    assert.equal((await sharp(Buffer.from(await res.arrayBuffer())).metadata()).width, 1024);
+    const drawnOnRequest = sharp(Buffer.from(await res.arrayBuffer()));
+    const { width, height } = await drawnOnRequest.metadata();
+    assert.deepEqual({ width, height }, { width: image.width, height: image.height }, 'the size the conversion listed');
+    const { channels } = await drawnOnRequest.stats();
+    assert.ok(channels[0]!.min < 100, 'the page is drawn (its text is dark ink), not a blank stand-in');
 
     const done = await waitForBatch(svc, key, batchId);
     assert.equal(done.status, 'completed', JSON.stringify(done.error));

@@ -46,7 +46,7 @@ import { DEFAULT_VERSIONS_KEPT, publishVersion } from './book-versions.ts';
 import { acquireConversionLease, isLeaseLost } from './conversion-lease.ts';
 import { fingerprintVersion } from './page-fingerprints.ts';
 import { DRAW_CLAIM_TTL_MS, onDemandImages, type OnDemandWidths } from './page-renditions.service.ts';
-import { DEFAULT_MAX_PAGE_PIXELS, DEFAULT_WIDTHS, renditionSize } from '../conversion/conversion.service.ts';
+import { DEFAULT_MAX_PAGE_PIXELS, DEFAULT_WIDTHS, renderWorkerPool, renditionSize } from '../conversion/conversion.service.ts';
 
 declare module '../../platform/jobs/queue.ts' {
   interface JobPayloads {
@@ -550,6 +550,8 @@ export function convertBookJob(deps: ConvertBookDeps) {
     expireInSeconds: 30 * 60,
     // Each conversion renders on every core already; a second slot keeps one slow document from blocking the rest.
     concurrency: 2,
+    // An upload is arriving: the readable phase's two renderers (page data, first pages) start while its bytes do.
+    prepare: () => renderWorkerPool.warm(2),
     handle: (payload, ctx) => convertBook(deps, payload.batchId, ctx),
   });
 }

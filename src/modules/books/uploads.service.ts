@@ -61,6 +61,8 @@ export class UploadsService {
 
   /** Streams an uploaded file to a temporary file: never whole in memory. The caller removes it. */
   async receive(file: Readable): Promise<string> {
+    // A conversion follows most uploads: a worker in this process gets ready while the bytes arrive.
+    this.queue.expect('books.convert');
     await mkdir(this.tmpDir, { recursive: true });
     const temporary = path.join(this.tmpDir, `upload-${randomUUID()}`);
     try {

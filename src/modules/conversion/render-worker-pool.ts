@@ -173,6 +173,21 @@ export class RenderWorkerPool {
     return worker;
   }
 
+  /**
+   * Starts renderers until `count` are idle (within the pool's size), so a conversion about to start finds them
+   * loaded: a renderer takes a few hundred ms to start (pdf.js, canvas, sharp), which a book's first page waited
+   * for. Unused, they end after the idle timeout like any other.
+   */
+  warm(count: number): void {
+    while (this.#idle.length < count && this.#count < this.#maxWorkers) {
+      this.#count++;
+      const worker = new RenderWorker({ nice: this.#nice });
+      this.#all.add(worker);
+      worker.process.once('exit', () => this.#all.delete(worker));
+      this.release(worker);
+    }
+  }
+
   /** Waits for a worker when all are leased to other conversions. */
   acquire(signal?: AbortSignal): Promise<RenderWorker> {
     const worker = this.tryAcquire();

@@ -55,6 +55,11 @@ export interface JobDefinition<S extends TSchema = TSchema> {
   expireInSeconds?: number;
   /** Cron expression (UTC) when the job runs on a schedule. */
   cron?: string;
+  /**
+   * Called in a process that works on this job when one is about to be sent (expect()): a chance to get ready
+   * while the request that leads to it is still arriving (start renderer processes while an upload streams in).
+   */
+  prepare?(): void;
   handle(payload: Static<S>, ctx: JobContext): Promise<unknown>;
 }
 
@@ -224,6 +229,16 @@ export class JobQueue {
       else await this.database.notify(JOBS_CHANNEL, name);
     }
     return id;
+  }
+
+  /** A job of this name is likely to be sent soon: if this process works on it, its definition prepares. Never throws. */
+  expect(name: JobName): void {
+    if (!this.workerIds.has(name)) return;
+    try {
+      this.definitions.get(name)?.prepare?.();
+    } catch (error) {
+      this.log.warn({ err: error, job: name }, 'preparing for a job failed');
+    }
   }
 
   async getJob(name: JobName, id: string): Promise<PgBoss.JobWithMetadata | null> {

@@ -6,25 +6,34 @@
  *    (each using all cores), writing pages to a temp dir. Documents expected to
  *    fail (by the corpus manifest) and files that are not PDFs are converted
  *    outside the timed run and reported.
- * 2. Times pdftoppm -r 150 -png and mutool draw -r 150 over the same files,
- *    when installed, and prints our speed relative to theirs.
- * 3. Scaling check: peak memory converting a generated 1,000-page PDF vs a
- *    100-page one (the goal is flat).
+ * 2. The reference of issue 32, in the same run: the native pipeline making
+ *    the same outputs, two files at a time (`mutool draw -w 1024 -F png`, then
+ *    `cwebp -q 80 -m 0` at 1024 and at 320 px, plus `mutool draw -F stext`),
+ *    and our speed as a share of it. Also pdftoppm -r 150 and mutool draw
+ *    -r 150 alone, one file at a time, as before.
+ * 3. Fidelity (not timed): per corpus document, on sampled pages, the SSIM
+ *    (ssim.js, default options) of our 1024 px image against the reference of
+ *    issue 32 (pdftoppm at 4x the width, downscaled with Lanczos 3), beside
+ *    pdftoppm's own 1024 px render against the same reference (the bar: ours
+ *    >= pdftoppm's - 0.005), and lost ink (test/conversion/ink.ts: inked cells
+ *    of the reference where ours carries under half its ink).
+ * 4. Scaling check: peak memory converting a generated 2,000-page PDF vs a
+ *    200-page one (the goal is flat; --pages to change the counts).
  *
- * 4. Fidelity: per corpus document, the mean SSIM of our 1024 px image against
- *    a pdftoppm render of the same page scaled to the same size (ssim.js,
- *    default options), computed outside the timed run.
- *
- * Peak RSS is the kernel's VmHWM for this process, which includes the render
- * worker threads (same address space), reset between phases via
- * /proc/self/clear_refs.
+ * Peak RSS: the renderers are child processes (and mutool theirs), so the
+ * figure is the peak of the summed RSS of this process and all its
+ * descendants, sampled every 50 ms; also this process's own VmHWM (reset
+ * between phases via /proc/self/clear_refs).
  *
  * Options: --formats webp,jpeg   output formats to time (default webp,jpeg)
- *          --no-reference        skip pdftoppm / mutool
- *          --no-scaling          skip the 100 vs 1,000 page check
- *          --no-ssim             skip the SSIM against pdftoppm
+ *          --no-reference        skip the native pipeline and pdftoppm / mutool
+ *          --drawer pdfjs        draw with pdf.js even where mutool is installed (FLIPBOOK_PDF_DRAWER)
+ *          --ssim-pages N|all    pages per document in the SSIM table, evenly spread (default 6)
+ *          --pages 200,2000      page counts of the scaling check
+ *          --no-scaling          skip the 200 vs 2,000 page check
+ *          --no-ssim             skip the SSIM and lost-ink table
  *          --ssim-only           only the SSIM of the corpus (no timing)
- *          --scaling-only        only the 100 vs 1,000 page check
+ *          --scaling-only        only the 200 vs 2,000 page check
  *          --all-widths-now      also render the 2048 px image during the conversion
  *                                (as before on-demand renditions), timed as a second run
  *
@@ -33,7 +42,7 @@
  *          --concurrency N       render workers (default: cores)
  */
 import { execFile } from 'node:child_process';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
@@ -41,6 +50,7 @@ import { parseArgs, promisify } from 'node:util';
 import { PDFDocument, StandardFonts, rgb } from 'pdf-lib';
 import sharp from 'sharp';
 import { ssim } from 'ssim.js';
+import { compareInk } from '../test/conversion/ink.ts';
 import { DEFAULT_ON_DEMAND_WIDTHS, convertDocument, detectDocumentType, type ImageFormat } from '../src/modules/conversion/conversion.service.ts';
 
 const run = promisify(execFile);
@@ -54,8 +64,12 @@ const { values: args } = parseArgs({
     'ssim-only': { type: 'boolean', default: false },
     'scaling-only': { type: 'boolean', default: false },
     concurrency: { type: 'string' },
+    drawer: { type: 'string' },
+    'ssim-pages': { type: 'string', default: '6' },
+    pages: { type: 'string', default: '200,2000' },
   },
 });
+if (args.drawer) process.env.FLIPBOOK_PDF_DRAWER = args.drawer;
 const formats = args.formats.split(',').map((f) => f.trim()) as ImageFormat[];
 const concurrency = args.concurrency ? Number(args.concurrency) : undefined;
 
@@ -79,40 +93,123 @@ function resetPeakRss(): void {
   }
 }
 
+/** This process and its descendants (renderers, mutool, pdftoppm). */
+function processTree(pid = process.pid): number[] {
+  const pids = [pid];
+  try {
+    for (const task of readdirSync(`/proc/${pid}/task`)) {
+      const children = readFileSync(`/proc/${pid}/task/${task}/children`, 'utf8').trim();
+      for (const child of children ? children.split(' ') : []) pids.push(...processTree(Number(child)));
+    }
+  } catch {
+    // The process ended while being read.
+  }
+  return pids;
+}
+
+function treeRssKb(): number {
+  let sum = 0;
+  for (const pid of processTree()) {
+    try {
+      sum += Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0);
+    } catch {
+      // Gone meanwhile.
+    }
+  }
+  return sum;
+}
+
+/** Samples the tree's summed RSS until stopped; returns its peak in kB. */
+function sampleTreeRss(): { stop: () => number } {
+  let peak = treeRssKb();
+  const timer = setInterval(() => {
+    peak = Math.max(peak, treeRssKb());
+  }, 50);
+  return {
+    stop: () => {
+      clearInterval(timer);
+      return Math.max(peak, treeRssKb());
+    },
+  };
+}
+
 interface DocRun {
   name: string;
   pages: number;
   seconds: number;
   firstPageSeconds: number;
   failedPages: number[];
-  ssim?: number;
+  fidelity?: Fidelity;
 }
 
-/** Mean SSIM of our 1024 px images (files in `pages`) against pdftoppm renders of the same pages, scaled to the same size. */
-async function meanSsim(file: string, pages: Map<number, string>): Promise<number> {
+interface Fidelity {
+  pages: number;
+  ours: number;
+  poppler: number;
+  inked: number;
+  lost: number;
+  /** Lowest ink ratio of a sampled page (ours / reference). */
+  worstInk: number;
+}
+
+async function pdftoppmPage(file: string, page: number, width: number, out: string): Promise<string | null> {
   const password = PASSWORDS[path.basename(file)];
+  const root = path.join(out, `ref-${page}-${width}`);
+  await run('pdftoppm', ['-f', String(page), '-l', String(page), '-scale-to-x', String(width), '-scale-to-y', '-1', '-png', '-singlefile', ...(password ? ['-upw', password] : []), file, root], { maxBuffer: 16 * 1024 * 1024 }).catch(() => undefined);
+  return existsSync(`${root}.png`) ? `${root}.png` : null;
+}
+
+async function rgba(input: string | Buffer, width: number, height: number, kernel: 'lanczos3' | 'cubic' = 'lanczos3'): Promise<Buffer> {
+  return sharp(input).flatten({ background: '#ffffff' }).resize(width, height, { fit: 'fill', kernel }).ensureAlpha().raw().toBuffer();
+}
+
+/**
+ * SSIM and lost ink of our 1024 px images (files in `pages`) against pdftoppm
+ * at 4x the width downscaled to our size (Lanczos 3), beside pdftoppm's own
+ * 1024 px render against the same reference.
+ */
+async function fidelity(file: string, pages: Map<number, string>): Promise<Fidelity> {
   const out = await mkdtemp(path.join(tmpdir(), 'flipbook-bench-ssim-'));
+  const result: Fidelity = { pages: 0, ours: 0, poppler: 0, inked: 0, lost: 0, worstInk: Infinity };
   try {
-    await run('pdftoppm', ['-scale-to-x', '1024', '-scale-to-y', '-1', '-png', ...(password ? ['-upw', password] : []), file, path.join(out, 'p')], { maxBuffer: 16 * 1024 * 1024 }).catch(() => undefined);
-    const refs = (await readdir(out)).sort();
-    const digits = refs[0] ? /-(\d+)\.png$/.exec(refs[0])![1]!.length : 1;
-    let sum = 0;
-    let count = 0;
     for (const [number, ours] of pages) {
-      const ref = path.join(out, `p-${String(number).padStart(digits, '0')}.png`);
-      if (!existsSync(ref)) continue;
-      // A page one renderer cannot draw (a damaged page tree) has no pair to compare.
-      const a = await sharp(ours).flatten({ background: '#ffffff' }).ensureAlpha().raw().toBuffer({ resolveWithObject: true }).catch(() => null);
-      const b = a && await sharp(ref).flatten({ background: '#ffffff' }).resize(a.info.width, a.info.height, { fit: 'fill' }).ensureAlpha().raw().toBuffer().catch(() => null);
-      if (!a || !b) continue;
-      const image = (data: Buffer) => ({ data: new Uint8ClampedArray(data.buffer, data.byteOffset, data.length), width: a.info.width, height: a.info.height });
-      sum += ssim(image(a.data), image(b)).mssim;
-      count++;
+      const { width = 0, height = 0 } = await sharp(ours).metadata();
+      const [big, own] = await Promise.all([pdftoppmPage(file, number, width * 4, out), pdftoppmPage(file, number, width, out)]);
+      // A page pdftoppm cannot draw (a damaged page tree) has no pair to compare.
+      if (!big || !own) continue;
+      const pair = await (async () => {
+        const reference = await sharp(big).flatten({ background: '#ffffff' }).resize(width, height, { fit: 'fill', kernel: 'lanczos3' }).png().toBuffer();
+        return { reference, pixels: await Promise.all([rgba(ours, width, height), rgba(reference, width, height), rgba(own, width, height)]) };
+      })().catch(() => null);
+      // pdftoppm wrote something unreadable (an empty page tree): no pair to compare.
+      if (!pair) continue;
+      const { reference, pixels: [a, b, c] } = pair;
+      const image = (data: Buffer) => ({ data: new Uint8ClampedArray(data.buffer, data.byteOffset, data.length), width, height });
+      result.ours += ssim(image(a), image(b)).mssim;
+      result.poppler += ssim(image(c), image(b)).mssim;
+      const ink = await compareInk(ours, reference);
+      result.inked += ink.inked;
+      result.lost += ink.lost;
+      result.worstInk = Math.min(result.worstInk, ink.ratio);
+      result.pages++;
+      await rm(big, { force: true });
+      await rm(own, { force: true });
     }
-    return count ? sum / count : Number.NaN;
+    if (result.pages) {
+      result.ours /= result.pages;
+      result.poppler /= result.pages;
+    }
+    return result;
   } finally {
     await rm(out, { recursive: true, force: true });
   }
+}
+
+/** Which pages the SSIM table samples: `--ssim-pages` of them, evenly spread, first and last included. */
+function sampledPages(count: number): Set<number> {
+  const wanted = args['ssim-pages'] === 'all' ? count : Math.max(1, Number(args['ssim-pages']));
+  if (wanted >= count) return new Set(Array.from({ length: count }, (_, i) => i + 1));
+  return new Set(Array.from({ length: wanted }, (_, i) => 1 + Math.round((i * (count - 1)) / Math.max(1, wanted - 1))));
 }
 
 async function convertOne(file: string, format: ImageFormat, measureSsim = false, allNow = false): Promise<DocRun> {
@@ -120,19 +217,25 @@ async function convertOne(file: string, format: ImageFormat, measureSsim = false
   const started = performance.now();
   let firstPage = 0;
   const ssimPages = new Map<number, string>();
+  let sample = new Set<number>();
   try {
     const password = PASSWORDS[path.basename(file)];
     const result = await convertDocument(
-      { filePath: file, autoLinks: false, workDir, format, deferWidths: allNow ? [] : DEFAULT_ON_DEMAND_WIDTHS, ...(password ? { password } : {}), ...(concurrency ? { concurrency } : {}) },
+      {
+        filePath: file, autoLinks: false, workDir, format, deferWidths: allNow ? [] : DEFAULT_ON_DEMAND_WIDTHS, ...(password ? { password } : {}), ...(concurrency ? { concurrency } : {}),
+        onStart: (info) => {
+          sample = sampledPages(info.pageCount);
+        },
+      },
       async (page) => {
         firstPage ||= performance.now();
         const at1024 = page.images.find((image) => image.requestedWidth === 1024);
-        if (measureSsim && at1024) ssimPages.set(page.number, at1024.path);
+        if (measureSsim && at1024 && sample.has(page.number)) ssimPages.set(page.number, at1024.path);
       },
     );
     const seconds = (performance.now() - started) / 1000;
     return {
-      ...(measureSsim ? { ssim: await meanSsim(file, ssimPages) } : {}),
+      ...(measureSsim ? { fidelity: await fidelity(file, ssimPages) } : {}),
       name: path.basename(file),
       pages: result.pageCount,
       seconds,
@@ -175,8 +278,9 @@ async function corpusPhase(): Promise<{ files: string[]; pages: number } | null>
   const variants = formats.flatMap((format) => [{ format, allNow: false }, ...(args['all-widths-now'] ? [{ format, allNow: true }] : [])]);
   for (const { format, allNow } of variants) {
     const label = allNow ? `${format}, 2048 px too` : format;
-    console.log(`\n== Our engine: ${timed.length} PDFs, ${allNow ? '320/1024/2048 px during the conversion' : '320/1024 px (2048 px on request)'}, ${format}, ${concurrency ?? availableParallelism()} workers ==`);
+    console.log(`\n== Our engine (load ${load()}): ${timed.length} PDFs, ${allNow ? '320/1024/2048 px during the conversion' : '320/1024 px (2048 px on request)'}, ${format}, ${concurrency ?? availableParallelism()} workers ==`);
     resetPeakRss();
+    const sampler = sampleTreeRss();
     const runs: DocRun[] = [];
     const started = performance.now();
     for (const [index, file] of timed.entries()) {
@@ -200,7 +304,7 @@ async function corpusPhase(): Promise<{ files: string[]; pages: number } | null>
     console.log(`  total: ${pages} pages in ${fmt(seconds, 2)} s = ${fmt(pages / seconds, 2)} pages/s (${label})`);
     if (longest) console.log(`  first page ready, longest document (${longest.name}, ${longest.pages} pp): ${fmt(longest.firstPageSeconds, 2)} s`);
     console.log(`  first page ready over all documents: median ${fmt(median, 2)} s, max ${fmt(firsts.at(-1) ?? 0, 2)} s`);
-    console.log(`  peak RSS (process incl. render threads, VmHWM): ${mb(peakRssKb())}`);
+    console.log(`  peak RSS of the process tree (this process, renderers, mutool): ${mb(sampler.stop())}; this process alone (VmHWM): ${mb(peakRssKb())}`);
     results.set(label, pages / seconds);
   }
   return { files: timed, pages };
@@ -211,14 +315,72 @@ async function ssimPhase(files: string[]): Promise<void> {
     console.log('\n== SSIM: pdftoppm is not installed, skipped ==');
     return;
   }
-  console.log('\n== Fidelity: mean SSIM of our 1024 px WebP against pdftoppm scaled to the same size (not timed) ==');
-  const all: number[] = [];
-  for (const file of files) {
+  const per = args['ssim-pages'] === 'all' ? 'every page' : `${args['ssim-pages']} pages per document, evenly spread`;
+  console.log(`\n== Fidelity (not timed), ${per}: SSIM of the 1024 px image against pdftoppm at 4x the width downscaled (Lanczos 3) ==`);
+  console.log(`  ${'document'.padEnd(32)} ${'pages'.padStart(5)}  ${'ours'.padStart(6)}  ${'pdftoppm'.padStart(8)}  bar (ours >= pdftoppm - 0.005)  lost ink (cells)  lowest ink ratio`);
+  const ours: number[] = [];
+  const theirs: number[] = [];
+  let below = 0;
+  for (const [index, file] of files.entries()) {
+    process.stdout.write(`  [${index + 1}/${files.length}] ${path.basename(file)} …`);
     const r = await convertOne(file, 'webp', true);
-    if (r.ssim !== undefined && !Number.isNaN(r.ssim)) all.push(r.ssim);
-    console.log(`  ${r.name.padEnd(32)} ${String(r.pages).padStart(4)} pp  SSIM ${r.ssim === undefined || Number.isNaN(r.ssim) ? 'n/a' : r.ssim.toFixed(4)}`);
+    process.stdout.write('\r\x1b[K');
+    const f = r.fidelity;
+    if (!f || f.pages === 0) {
+      console.log(`  ${r.name.padEnd(32)} ${'0'.padStart(5)}  n/a (no page pdftoppm can draw)`);
+      continue;
+    }
+    ours.push(f.ours);
+    theirs.push(f.poppler);
+    const ok = f.ours >= f.poppler - 0.005;
+    if (!ok) below++;
+    console.log(
+      `  ${r.name.padEnd(32)} ${String(f.pages).padStart(5)}  ${f.ours.toFixed(4)}  ${f.poppler.toFixed(4).padStart(8)}  ${(ok ? 'ok' : 'BELOW').padEnd(30)}  ` +
+        `${`${f.lost} of ${f.inked}`.padStart(16)}  ${f.worstInk.toFixed(2)}`,
+    );
   }
-  if (all.length) console.log(`  mean over documents: ${(all.reduce((a, b) => a + b, 0) / all.length).toFixed(4)}`);
+  const mean = (list: number[]) => list.reduce((a, b) => a + b, 0) / Math.max(1, list.length);
+  if (ours.length) console.log(`  mean over documents: ours ${mean(ours).toFixed(4)}, pdftoppm ${mean(theirs).toFixed(4)}; documents below the bar: ${below}`);
+}
+
+/**
+ * The reference of issue 32: the native tools making our outputs (1024 and
+ * 320 px WebP at quality 80 and the fastest method, text with positions),
+ * two files at a time. Passwords go on their command lines: fixture passwords.
+ */
+async function nativePhase(files: string[], pages: number): Promise<number | null> {
+  if (!(await tool('mutool')) || !(await tool('cwebp'))) {
+    console.log('\n== Native pipeline: needs mutool (mupdf-tools) and cwebp (webp), skipped ==');
+    return null;
+  }
+  console.log(`\n== Native same-output pipeline, two files at a time: mutool draw -w 1024 -F png; cwebp -q 80 -m 0 at 1024 and -resize 320 0; mutool draw -F stext (load ${load()}) ==`);
+  const out = await mkdtemp(path.join(tmpdir(), 'flipbook-bench-native-'));
+  const queue = [...files.entries()];
+  const started = performance.now();
+  const one = async (index: number, file: string) => {
+    const dir = await mkdtemp(path.join(out, 'doc-'));
+    const password = PASSWORDS[path.basename(file)];
+    const p = password ? ['-p', password] : [];
+    const t = performance.now();
+    await run('mutool', ['draw', '-q', ...p, '-w', '1024', '-F', 'png', '-o', path.join(dir, 'p%d.png'), file], { maxBuffer: 16 * 1024 * 1024 }).catch(() => undefined);
+    for (const png of (await readdir(dir)).filter((f) => f.endsWith('.png'))) {
+      const input = path.join(dir, png);
+      await run('cwebp', ['-quiet', '-q', '80', '-m', '0', input, '-o', `${input}.1024.webp`]).catch(() => undefined);
+      await run('cwebp', ['-quiet', '-q', '80', '-m', '0', '-resize', '320', '0', input, '-o', `${input}.320.webp`]).catch(() => undefined);
+    }
+    await run('mutool', ['draw', '-q', ...p, '-F', 'stext', '-o', path.join(dir, 'text.stext'), file], { maxBuffer: 16 * 1024 * 1024 }).catch(() => undefined);
+    console.log(`  [${index + 1}/${files.length}] ${path.basename(file).padEnd(32)} ${fmt((performance.now() - t) / 1000, 2).padStart(6)} s`);
+    await rm(dir, { recursive: true, force: true });
+  };
+  await Promise.all([0, 1].map(async () => {
+    for (let next = queue.shift(); next; next = queue.shift()) await one(next[0], next[1]);
+  }));
+  const seconds = (performance.now() - started) / 1000;
+  await rm(out, { recursive: true, force: true });
+  const rate = pages / seconds;
+  const ratios = [...results.entries()].map(([format, ours]) => `ours (${format}) / native = ${fmt(ours / rate, 2)}x`).join(', ');
+  console.log(`  native: ${pages} pages in ${fmt(seconds, 2)} s = ${fmt(rate, 2)} pages/s; ${ratios}`);
+  return rate;
 }
 
 const results = new Map<string, number>();
@@ -284,40 +446,39 @@ async function makeLongPdf(pages: number): Promise<Uint8Array> {
 }
 
 async function scalingPhase(): Promise<void> {
-  console.log('\n== Scaling: peak memory vs page count (generated text PDFs, webp) ==');
+  const counts = args.pages.split(',').map(Number);
+  console.log(`\n== Scaling: peak memory vs page count (generated text PDFs, webp, ${counts.join(' vs ')} pages; load ${load()}) ==`);
   const dir = await mkdtemp(path.join(tmpdir(), 'flipbook-bench-scaling-'));
   try {
     const peaks: number[] = [];
-    const growths: number[] = [];
-    for (const count of [100, 1000]) {
+    for (const count of counts) {
       const file = path.join(dir, `long-${count}.pdf`);
       await writeFile(file, await makeLongPdf(count));
       resetPeakRss();
-      const base = peakRssKb();
       let lastPrinted = 0;
       const workDir = await mkdtemp(path.join(dir, 'work-'));
+      const sampler = sampleTreeRss();
       const started = performance.now();
       let firstPage = 0;
       // Consumes each page as the books job would after uploading it: the files are deleted.
-      const result = await convertDocument({ filePath: file, autoLinks: false, workDir, ...(concurrency ? { concurrency } : {}) }, async (page) => {
+      const result = await convertDocument({ filePath: file, autoLinks: false, workDir, deferWidths: DEFAULT_ON_DEMAND_WIDTHS, ...(concurrency ? { concurrency } : {}) }, async (page) => {
         firstPage ||= performance.now();
         await Promise.all(page.images.map((image) => rm(image.path, { force: true })));
         if (page.number - lastPrinted >= 100) {
           lastPrinted = page.number;
-          process.stdout.write(`  … ${page.number}/${count} pages, RSS ${mb(process.memoryUsage().rss / 1024)}\r`);
+          process.stdout.write(`  … ${page.number}/${count} pages, RSS of the process tree ${mb(treeRssKb())}\r`);
         }
       });
       const seconds = (performance.now() - started) / 1000;
+      const peak = sampler.stop();
       await rm(workDir, { recursive: true, force: true });
-      const peak = peakRssKb();
       peaks.push(peak);
-      growths.push(peak - base);
       console.log(
         `  ${String(result.pageCount).padStart(5)} pages: ${fmt(seconds, 1)} s (${fmt(result.pageCount / seconds, 2)} pages/s), first page ${fmt((firstPage - started) / 1000, 2)} s, ` +
-          `peak RSS ${mb(peak)}, ${mb(peak - base)} above the level at its start (${mb(base)}: pooled render threads, earlier runs)`,
+          `peak RSS of the process tree (this process, renderers, mutool) ${mb(peak)}; this process alone (VmHWM) ${mb(peakRssKb())}`,
       );
     }
-    console.log(`  peak ratio 1,000 pp / 100 pp: ${fmt((peaks[1] ?? 0) / (peaks[0] ?? 1), 2)}; growth during the run: ${growths.map((g) => mb(g)).join(' vs ')}`);
+    console.log(`  peak ratio ${counts.at(-1)} pp / ${counts[0]} pp: ${fmt((peaks.at(-1) ?? 0) / (peaks[0] ?? 1), 2)}`);
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
@@ -326,7 +487,10 @@ async function scalingPhase(): Promise<void> {
 const load = () => loadavg().map((l) => l.toFixed(2)).join(', ');
 console.log(`flipbook conversion benchmark — Node ${process.version}, ${availableParallelism()} cores, libvips ${sharp.versions.vips}, load average ${load()}`);
 const corpusRun = args['scaling-only'] ? null : await corpusPhase();
-if (corpusRun && !args['no-reference'] && !args['ssim-only']) await referencePhase(corpusRun.files, corpusRun.pages);
+if (corpusRun && !args['no-reference'] && !args['ssim-only']) {
+  await nativePhase(corpusRun.files, corpusRun.pages);
+  await referencePhase(corpusRun.files, corpusRun.pages);
+}
 if (corpusRun && !args['no-ssim']) await ssimPhase(corpusRun.files);
 if (!args['no-scaling'] && !args['ssim-only']) await scalingPhase();
 console.log(`\nload average at the end: ${load()}`);

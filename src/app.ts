@@ -41,6 +41,7 @@ import { bulkSettingsRoutes } from './modules/books/bulk-settings.routes.ts';
 import { brandRoutes } from './modules/brand/brand.routes.ts';
 import { assetsRoutes } from './platform/storage/assets.routes.ts';
 import { PageRenditionsService } from './modules/books/page-renditions.service.ts';
+import { RenderWorkerPool } from './modules/conversion/render-worker-pool.ts';
 import { accessRoutes } from './modules/access/access.routes.ts';
 import { trackedLinksRoutes } from './modules/analytics/tracked-links.routes.ts';
 import { leadFormsRoutes } from './modules/analytics/lead-forms.routes.ts';
@@ -178,7 +179,11 @@ export async function buildApp(deps: AppDependencies): Promise<FastifyInstance> 
 
   await app.register(assetsRoutes, {
     storage: deps.storage,
-    renditions: new PageRenditionsService({ db: database.db, storage: deps.storage, log: deps.logger.child({ component: 'renditions' }) }),
+    renditions: new PageRenditionsService({
+      db: database.db, storage: deps.storage, log: deps.logger.child({ component: 'renditions' }),
+      // Renderers of their own, so a page asked for by a reader never waits for a conversion's renderers.
+      pool: new RenderWorkerPool({ maxWorkers: 2, idleTimeoutMs: config.RENDER_IDLE_TIMEOUT_MS }),
+    }),
     renditionLimit: { limiter: clientLimiter, perMinute: config.RENDITIONS_PER_MINUTE },
   });
   // One gate for every public endpoint bound to a book: the reader and its events.

@@ -14,11 +14,12 @@ import { catalogJobs } from './modules/catalogs/catalogs.jobs.ts';
 import { analyticsRollupJob } from './modules/analytics/analytics.jobs.ts';
 import { connectorJobs } from './modules/connector/connector.jobs.ts';
 import { webhookRetentionJob } from './modules/webhooks/webhooks.jobs.ts';
-import { renderWorkerPool } from './modules/conversion/render-worker-pool.ts';
+import { backgroundRenderWorkerPool, renderWorkerPool } from './modules/conversion/render-worker-pool.ts';
 
 export function createJobDefinitions(deps: { database: Database; storage: Storage; services: Services; config: Readonly<Config> }): JobDefinition[] {
   const { config } = deps;
   renderWorkerPool.configure({ idleTimeoutMs: config.RENDER_IDLE_TIMEOUT_MS });
+  backgroundRenderWorkerPool.configure({ idleTimeoutMs: config.RENDER_IDLE_TIMEOUT_MS });
   return [
     maintenanceJob(deps.database.db),
     convertBookJob({
@@ -27,6 +28,7 @@ export function createJobDefinitions(deps: { database: Database; storage: Storag
       widths: config.pageWidths,
       onDemandWidths: config.onDemandWidths,
       concurrency: config.CONVERSION_THREADS || undefined,
+      backgroundConcurrency: config.CONVERSION_BACKGROUND_THREADS || config.CONVERSION_THREADS || undefined,
       officeTimeoutMs: config.OFFICE_TIMEOUT_MS,
       officeMemoryLimitMb: config.OFFICE_MEMORY_LIMIT_MB,
       archiveLimits: { maxUncompressedBytes: config.OFFICE_MAX_UNCOMPRESSED_MB * 1024 * 1024, maxRatio: config.OFFICE_MAX_COMPRESSION_RATIO, maxEntries: 10_000 },

@@ -10,7 +10,7 @@ import { Writable } from 'node:stream';
 import { after, before, describe, it } from 'node:test';
 import pino from 'pino';
 import { makePdf } from '../documents.ts';
-import { renderWorkerPool } from '../../src/modules/conversion/render-worker-pool.ts';
+import { backgroundRenderWorkerPool, renderWorkerPool } from '../../src/modules/conversion/render-worker-pool.ts';
 import { eventually, startService, uploadFile, waitForBatch, type TestService } from '../helpers.ts';
 
 /** GETs a URL over a raw socket and closes it the moment the whole body (Content-Length) has arrived. */
@@ -80,14 +80,59 @@ describe('render workers when the service is idle', () => {
     const res = await uploadFile(svc, key, await makePdf({ pages: 6 }), 'idle.pdf');
     // The renderers that do the work, noted while they do it (they may end 300 ms after it).
     const seen = new Set<number>();
-    const sample = setInterval(() => renderWorkerPool.pids.forEach((pid) => seen.add(pid)), 10);
+    // Both pools: the readable phase's and the background phase's (pages past the first four).
+    const alive = () => [...renderWorkerPool.pids, ...backgroundRenderWorkerPool.pids];
+    const sample = setInterval(() => alive().forEach((pid) => seen.add(pid)), 10);
     const batch = await waitForBatch(svc, key, res.body.data.batch_id).finally(() => clearInterval(sample));
     assert.equal(batch.status, 'completed');
     assert.ok(seen.size > 0, 'renderers did the work');
     // Gone once idle, and their processes ended.
-    await eventually(async () => renderWorkerPool.pids.length === 0);
+    await eventually(async () => alive().length === 0);
     // A process told to end takes a moment to exit and be reaped: wait for that, not for a proxy of it.
     await eventually(async () => [...seen].every((pid) => !isAlive(pid)), { timeoutMs: 10_000 });
+  });
+});
+
+describe('render workers for an upload on its way', () => {
+  let svc: TestService;
+  before(async () => {
+    svc = await startService({ env: { RENDER_IDLE_TIMEOUT_MS: 60_000, PAGE_WIDTHS: '320' } });
+  });
+  after(() => svc.stop());
+
+  it('start while the document is still arriving, and convert it', async () => {
+    const { key } = await svc.workspace();
+    await eventually(async () => renderWorkerPool.pids.length === 0);
+    const pdf = Buffer.from(await makePdf({ pages: 2 }));
+    // A multipart body sent in two parts: the file's part begins, then the request waits before its bytes end.
+    const boundary = 'flipbook-slow-upload';
+    const head = Buffer.from(`--${boundary}\r\ncontent-disposition: form-data; name="files[]"; filename="slow.pdf"\r\ncontent-type: application/pdf\r\n\r\n`);
+    const tail = Buffer.from(`\r\n--${boundary}--\r\n`);
+    let sendRest!: () => void;
+    const rest = new Promise<void>((resolve) => (sendRest = resolve));
+    const body = new ReadableStream<Uint8Array>({
+      async start(controller) {
+        controller.enqueue(new Uint8Array(Buffer.concat([head, pdf.subarray(0, 100)])));
+        await rest;
+        controller.enqueue(new Uint8Array(Buffer.concat([pdf.subarray(100), tail])));
+        controller.close();
+      },
+    });
+    const answer = fetch(`${svc.url}/v1/books`, {
+      method: 'POST', body, duplex: 'half',
+      headers: { authorization: `Bearer ${key}`, 'content-type': `multipart/form-data; boundary=${boundary}` },
+    } as RequestInit);
+    try {
+      // Renderers are up before the upload has ended (no batch, no job yet).
+      await eventually(async () => renderWorkerPool.pids.length > 0, { timeoutMs: 10_000 });
+    } finally {
+      sendRest();
+    }
+    const res = await answer;
+    assert.equal(res.status, 202);
+    const { data } = await res.json() as { data: { batch_id: string } };
+    const batch = await waitForBatch(svc, key, data.batch_id);
+    assert.equal(batch.status, 'completed');
   });
 });
 

@@ -83,5 +83,39 @@ describe('background jobs', () => {
       await scratch?.drop();
     }
   });
-});
 
+  it('a job sent in a transaction wakes an idle worker when it commits, without waiting for its next poll', async () => {
+    const scratch = usingPostgres ? await scratchPostgres() : null;
+    const target: DatabaseTarget = scratch ? { kind: 'postgres', url: scratch.url } : { kind: 'pglite', dataDir: 'memory' };
+    // Two processes' worth on PostgreSQL (the API's connection sends, the worker's listens); one database on PGlite.
+    const apiDatabase = await openDatabase(target);
+    const workerDatabase = scratch ? await openDatabase(target) : apiDatabase;
+    const name = 'test.woken' as JobName;
+    const ran: string[] = [];
+    const job = defineJob({ name, version: 1, schema: Type.Object({ n: Type.String() }), handle: async ({ n }) => void ran.push(n) });
+    const api = new JobQueue({ database: apiDatabase, log: pino({ level: 'silent' }), concurrency: 1 });
+    // A poll this rare never happens within the test: only the wake-up can start the job.
+    const worker = new JobQueue({ database: workerDatabase, log: pino({ level: 'silent' }), concurrency: 1, pollingIntervalSeconds: 600 });
+    api.register([job]);
+    worker.register([job]);
+    try {
+      await api.start({ work: false });
+      await worker.start({ work: true });
+      // The worker's first poll (at start) found nothing; let it go idle.
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      await apiDatabase.db.transaction(async (tx) => {
+        await api.send(name, { n: 'first' } as never, { tx });
+      });
+      await eventually(async () => ran.includes('first'), { timeoutMs: 30_000 });
+      await api.send(name, { n: 'second' } as never);
+      await eventually(async () => ran.includes('second'), { timeoutMs: 30_000 });
+      assert.deepEqual(ran, ['first', 'second']);
+    } finally {
+      await worker.stop(1000);
+      await api.stop(1000);
+      if (workerDatabase !== apiDatabase) await workerDatabase.close();
+      await apiDatabase.close();
+      await scratch?.drop();
+    }
+  });
+});

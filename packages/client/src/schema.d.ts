@@ -5098,18 +5098,26 @@ export interface components {
         /** UploadBatch */
         UploadBatch: {
             id: string;
-            /** @description `queued` → `processing` → `completed` | `failed`; `cancelled` when DELETE /batches/{batchId} stops it (or its book is deleted) while in flight. */
+            /** @description `queued` → `processing` → `completed` | `failed`; `cancelled` when DELETE /batches/{batchId} stops it (or its book is deleted) while in flight. `completed` means every page is drawn: a book is readable earlier, while the batch is still `processing` (see `stage` and `readable_at`). */
             status: "queued" | "processing" | "completed" | "failed" | "cancelled";
             progress: {
                 /** @description Pages of the document (0 until it is opened). */
                 total: number;
-                /** @description Pages rendered. */
+                /** @description Pages drawn (their images stored). */
                 completed: number;
-                /** @description Pages still to render. */
+                /** @description Pages still to draw (readable already once `stage` is `rendering`). */
                 pending: number;
                 /** @description Pages that could not be rendered (shown blank). */
                 failed: number;
             };
+            /** @description Where the conversion is: `queued`; `converting` (the document is read: every page's size, text and links, and the first pages drawn); `rendering` (the book is readable, its page_images_status `ready`: every page can be served, those not drawn yet on their first request, while the rest are drawn in the background; the batch is still `processing`); `done` (every page drawn, status `completed`); `failed`, `cancelled`. A new version (POST /books/{book}/versions) and an uploaded image go from `converting` to `done`: a version is shown only once every page is drawn. */
+            stage: "queued" | "converting" | "rendering" | "done" | "failed" | "cancelled";
+            /** @description When the book became readable (every page servable), before its last page was drawn; null until then, and for a new version or an image. */
+            readable_at: string | null;
+            /** @description Pages of the document (as progress.total). */
+            total_pages: number;
+            /** @description Pages drawn so far, blank ones included (progress.completed + progress.failed). */
+            rendered_pages: number;
             /** @description The book the upload produces, from the start; its page_images_status and page_count follow the conversion. */
             books: components["schemas"]["Book"][];
             error: {
@@ -11136,12 +11144,14 @@ export interface operations {
                             /** @description Page width in PDF points (1/72 in), after rotation. */
                             width: number;
                             height: number;
-                            /** @description The page at each width (320, 1024, 2048 px), smallest first. Immutable URLs; the 2048 px image is drawn on its first request (slower once), then served from storage. */
+                            /** @description The page at each width (320, 1024, 2048 px), smallest first. Immutable URLs; the 2048 px image, and every width of a page not drawn yet (`drawn: false`), is drawn on its first request (slower once), then served from storage. */
                             images: {
                                 width: number;
                                 height: number;
                                 url: string;
                             }[];
+                            /** @description Whether the conversion has drawn this page's images yet. false while a readable book's remaining pages are drawn in the background: its images are still served, drawn on their first request (a 429 with Retry-After when the server is busy drawing). */
+                            drawn: boolean;
                             /** @description Text runs in reading order, with their box as fractions (0-1) of the displayed page (after /Rotate), origin top-left. */
                             text: {
                                 /** @description In reading (logical) order, right-to-left scripts included; control characters removed. */

@@ -140,7 +140,16 @@ export const UpdateBookBody = Type.Object({
 
 export const BatchStatus = literalUnion(
   ['queued', 'processing', 'completed', 'failed', 'cancelled'],
-  '`queued` → `processing` → `completed` | `failed`; `cancelled` when DELETE /batches/{batchId} stops it (or its book is deleted) while in flight.',
+  '`queued` → `processing` → `completed` | `failed`; `cancelled` when DELETE /batches/{batchId} stops it (or its book is deleted) while in flight. ' +
+    '`completed` means every page is drawn: a book is readable earlier, while the batch is still `processing` (see `stage` and `readable_at`).',
+);
+
+export const BatchStage = literalUnion(
+  ['queued', 'converting', 'rendering', 'done', 'failed', 'cancelled'],
+  'Where the conversion is: `queued`; `converting` (the document is read: every page\'s size, text and links, and the first pages drawn); ' +
+    '`rendering` (the book is readable, its page_images_status `ready`: every page can be served, those not drawn yet on their first request, ' +
+    'while the rest are drawn in the background; the batch is still `processing`); `done` (every page drawn, status `completed`); `failed`, `cancelled`. ' +
+    'A new version (POST /books/{book}/versions) and an uploaded image go from `converting` to `done`: a version is shown only once every page is drawn.',
 );
 
 export const UploadBatch = Type.Object(
@@ -149,10 +158,14 @@ export const UploadBatch = Type.Object(
     status: BatchStatus,
     progress: Type.Object({
       total: Type.Integer({ description: 'Pages of the document (0 until it is opened).' }),
-      completed: Type.Integer({ description: 'Pages rendered.' }),
-      pending: Type.Integer({ description: 'Pages still to render.' }),
+      completed: Type.Integer({ description: 'Pages drawn (their images stored).' }),
+      pending: Type.Integer({ description: 'Pages still to draw (readable already once `stage` is `rendering`).' }),
       failed: Type.Integer({ description: 'Pages that could not be rendered (shown blank).' }),
     }),
+    stage: BatchStage,
+    readable_at: Type.Union([DateTime, Type.Null()], { description: 'When the book became readable (every page servable), before its last page was drawn; null until then, and for a new version or an image.' }),
+    total_pages: Type.Integer({ description: 'Pages of the document (as progress.total).' }),
+    rendered_pages: Type.Integer({ description: 'Pages drawn so far, blank ones included (progress.completed + progress.failed).' }),
     books: Type.Array(Type.Ref('Book'), { description: 'The book the upload produces, from the start; its page_images_status and page_count follow the conversion.' }),
     error: Nullable(Type.Object({ code: Type.String(), message: Type.String({ description: 'Written for the person who uploaded the file.' }) })),
     warnings: Type.Array(Type.Ref('ConversionWarning'), {
@@ -205,7 +218,8 @@ export const Page = Type.Object({
   number: Type.Integer(),
   width: Type.Number({ description: 'Page width in PDF points (1/72 in), after rotation.' }),
   height: Type.Number(),
-  images: Type.Array(Type.Object({ width: Type.Integer(), height: Type.Integer(), url: Type.String() }), { description: 'The page at each width (320, 1024, 2048 px), smallest first. Immutable URLs; the 2048 px image is drawn on its first request (slower once), then served from storage.' }),
+  images: Type.Array(Type.Object({ width: Type.Integer(), height: Type.Integer(), url: Type.String() }), { description: 'The page at each width (320, 1024, 2048 px), smallest first. Immutable URLs; the 2048 px image, and every width of a page not drawn yet (`drawn: false`), is drawn on its first request (slower once), then served from storage.' }),
+  drawn: Type.Boolean({ description: 'Whether the conversion has drawn this page\'s images yet. false while a readable book\'s remaining pages are drawn in the background: its images are still served, drawn on their first request (a 429 with Retry-After when the server is busy drawing).' }),
   text: Type.Array(Type.Object({
     text: Type.String({ description: 'In reading (logical) order, right-to-left scripts included; control characters removed.' }),
     x: Type.Number(), y: Type.Number(), width: Type.Number(), height: Type.Number(),

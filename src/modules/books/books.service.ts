@@ -230,6 +230,7 @@ export class BooksService {
         images: p.images.filter((i) => i.onDemand !== 'zoom').map((i) => ({ width: i.width, height: i.height, url: i.onDemand ? this.#serviceAssetUrl(i.key) : this.urls.assetUrl(i.key) })),
         text: p.text,
         links: p.links,
+        drawn: p.drawn,
         error: p.error,
         warnings: p.warnings,
       })),

@@ -1,4 +1,4 @@
-import { index, integer, jsonb, pgTable, primaryKey, real, text, uniqueIndex } from 'drizzle-orm/pg-core';
+import { boolean, index, integer, jsonb, pgTable, primaryKey, real, text, uniqueIndex } from 'drizzle-orm/pg-core';
 import { workspaces } from '../workspaces/workspaces.tables.ts';
 import type { ConversionWarning, OutlineEntry, PageLink, TextItem } from '../conversion/conversion.types.ts';
 
@@ -73,6 +73,11 @@ export const uploadBatches = pgTable('upload_batches', {
   createdAt: instant('created_at').notNull().defaultNow(),
   updatedAt: instant('updated_at').notNull().defaultNow(),
   finishedAt: instant('finished_at'),
+  /**
+   * When every page of the book could be served (docs/conversion.md, "Readable before the last page is drawn"):
+   * set once the document is read and the first pages drawn; the rest are drawn after it. Null before, and for a new version.
+   */
+  readableAt: instant('readable_at'),
 }, (t) => [index('upload_batches_workspace_status_idx').on(t.workspaceId, t.status, t.createdAt)]);
 
 export const books = pgTable('books', {
@@ -129,9 +134,10 @@ export interface StoredPageImage {
   /**
    * Made on first request (books/page-renditions.service.ts), not by the
    * conversion: `width` for a listed width left out of it (2048 px), `zoom` for
-   * the reader's zoom renditions (not listed in the API).
+   * the reader's zoom renditions (not listed in the API), `page` for a conversion width
+   * of a page the conversion has not drawn yet (book_pages.drawn false).
    */
-  onDemand?: 'width' | 'zoom';
+  onDemand?: 'width' | 'zoom' | 'page';
 }
 
 export const bookPages = pgTable('book_pages', {
@@ -146,6 +152,14 @@ export const bookPages = pgTable('book_pages', {
   warnings: jsonb('warnings').$type<ConversionWarning[]>().notNull().default([]),
   /** Plain text of the page, for search. */
   plainText: text('plain_text').notNull().default(''),
+  /** The conversion's images are stored (false: listed `onDemand: 'page'`, drawn by the background phase or on first request). */
+  drawn: boolean('drawn').notNull().default(true),
+  /**
+   * Who draws the page now (`run:<lease token>` for the conversion, `api:<id>` for a request): taken by a
+   * conditional update, so one drawer stores a page's images, never two (docs/conversion.md).
+   */
+  drawClaim: text('draw_claim'),
+  drawClaimedAt: instant('draw_claimed_at'),
 }, (t) => [primaryKey({ columns: [t.bookId, t.number] })]);
 
 /** Who uploaded a version, as the versions list shows it (never a secret: a key's display prefix, a person's e-mail). */

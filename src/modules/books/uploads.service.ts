@@ -61,6 +61,8 @@ export class UploadsService {
 
   /** Streams an uploaded file to a temporary file: never whole in memory. The caller removes it. */
   async receive(file: Readable): Promise<string> {
+    // A conversion follows most uploads: a worker in this process gets ready while the bytes arrive.
+    this.queue.expect('books.convert');
     await mkdir(this.tmpDir, { recursive: true });
     const temporary = path.join(this.tmpDir, `upload-${randomUUID()}`);
     try {
@@ -158,6 +160,10 @@ export class UploadsService {
         failed: batch.failedPages,
         pending: Math.max(0, batch.totalPages - batch.completedPages - batch.failedPages),
       },
+      stage: batchStage(batch),
+      readable_at: batch.readableAt?.toISOString() ?? null,
+      total_pages: batch.totalPages,
+      rendered_pages: batch.completedPages + batch.failedPages,
       books: byBatch(batch.id),
       error: batch.error ? { code: batch.errorCode ?? 'conversion_failed', message: batch.error } : null,
       warnings: batch.warnings,
@@ -208,5 +214,16 @@ export class UploadsService {
     if (cancelledBook.book) await this.storage.deletePrefix(bookPrefix(cancelledBook.book));
     if (cancelledBook.versionSource) await this.storage.delete(cancelledBook.versionSource);
     return this.getBatch(caller, batchId);
+  }
+}
+
+/** The batch's stage (docs/conversion.md): from its status, and whether its book became readable before its last page was drawn. */
+function batchStage(batch: BatchRow): 'queued' | 'converting' | 'rendering' | 'done' | 'failed' | 'cancelled' {
+  switch (batch.status) {
+    case 'queued': return 'queued';
+    case 'processing': return batch.readableAt ? 'rendering' : 'converting';
+    case 'completed': return 'done';
+    case 'failed': return 'failed';
+    default: return 'cancelled';
   }
 }

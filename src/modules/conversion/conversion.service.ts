@@ -45,11 +45,13 @@ export { detectTextLinks } from './text-links.ts';
 export { DEFAULT_WIDTHS, DEFAULT_ON_DEMAND_WIDTHS, DEFAULT_ZOOM_WIDTHS, ZOOM_MAX_PAGE_PIXELS, DEFAULT_MAX_PAGE_PIXELS, DEFAULT_QUALITY, DEFAULT_EFFORT, renditionSize, outputSize } from './page-images.ts';
 export { encodeImageRendition } from './image-pages.ts';
 export { renderPdfPage } from './pdf-render.ts';
+export { drawPageOnRequest } from './page-on-request.ts';
 export { MAX_EMBEDDED_IMAGE_PIXELS };
 export { OFFICE_PACKAGES, findSoffice } from './office-to-pdf.ts';
 export { DEFAULT_ARCHIVE_LIMITS, type ArchiveLimits } from './office-archive.ts';
 /** Shared renderer processes; `renderWorkerPool.configure({ maxWorkers, idleTimeoutMs })` to size it. */
-export { renderWorkerPool } from './render-worker-pool.ts';
+export { backgroundRenderWorkerPool, renderWorkerPool } from './render-worker-pool.ts';
+import { backgroundRenderWorkerPool } from './render-worker-pool.ts';
 
 /** Office formats that are zip archives (OOXML and ODF), checked for zip bombs before LibreOffice opens them. */
 const ZIP_FORMATS = new Set<DocumentFormat>(['docx', 'xlsx', 'pptx', 'odt', 'ods', 'odp']);
@@ -77,6 +79,8 @@ export interface ConvertInput {
   workDir: string;
   /** Render threads for this document, at most the shared pool's size (default: the number of cores). */
   concurrency?: number;
+  /** Draw with the background phase's renderers (lower priority, backgroundRenderWorkerPool). */
+  background?: boolean;
   /** Default 'webp'. 'jpeg' encodes ~2x faster into ~30 % larger files. */
   format?: ImageFormat;
   /** 1-100, default 80. */
@@ -117,66 +121,101 @@ export interface ConversionResult extends DocumentInfo {
 }
 
 export async function convertDocument(input: ConvertInput, onPage: (page: RenderedPage) => Promise<void>): Promise<ConversionResult> {
+  const prepared = await prepareDocument(input);
+  if (prepared.kind === 'image') {
+    const page = await renderImagePage(input.filePath, { ...outputOf(input), outDir: prepared.outDir, maxImagePixels: input.maxImagePixels ?? DEFAULT_MAX_IMAGE_PIXELS });
+    if (input.signal?.aborted) throw abortedError(input.signal);
+    const info = { pageCount: 1, outline: [], title: null };
+    await input.onStart?.({ ...info, sourceFormat: prepared.sourceFormat });
+    await onPage(page);
+    return { ...info, pdfPath: null, sourceFormat: prepared.sourceFormat, failedPages: [], warnings: [] };
+  }
+  const result = await renderPdfPages(input, prepared, {}, onPage);
+  return { ...result, pdfPath: prepared.pdfPath, sourceFormat: prepared.sourceFormat, warnings: prepared.warnings };
+}
+
+/** An uploaded file checked and, for an office document, turned into a PDF: what its pages are rendered from. */
+export interface PreparedDocument {
+  kind: 'pdf' | 'office' | 'image';
+  sourceFormat: DocumentFormat;
+  /** The PDF to render (the upload, or LibreOffice's output); null for an image. */
+  pdfFile: string | null;
+  /** LibreOffice's PDF (in workDir), else null. */
+  pdfPath: string | null;
+  /** Document-level warnings (fonts the server lacks). */
+  warnings: ConversionWarning[];
+  /** Where page images go: `<workDir>/pages/`. */
+  outDir: string;
+}
+
+/** Checks the file (type, emptiness, zip bombs) and runs LibreOffice for an office document. */
+export async function prepareDocument(input: ConvertInput): Promise<PreparedDocument> {
   const { signal } = input;
   if (signal?.aborted) throw abortedError(signal);
-  const widths = normaliseWidths(input.widths);
-  const output = {
-    widths,
-    format: input.format ?? 'webp',
-    quality: input.quality ?? DEFAULT_QUALITY,
-    effort: input.effort ?? DEFAULT_EFFORT,
-  };
-
   const size = await stat(input.filePath).then((s) => s.size);
   if (size === 0) throw new ConversionError('empty_file', 'The file is empty.');
   const sniffed = await sniffDocument(input.filePath);
   if (!sniffed.type) throw new ConversionError('unsupported_format', sniffed.reason);
   const { kind, format } = sniffed.type;
-
   const outDir = path.join(input.workDir, 'pages');
   await mkdir(outDir, { recursive: true });
-
-  if (kind === 'image') {
-    const page = await renderImagePage(input.filePath, { ...output, outDir, maxImagePixels: input.maxImagePixels ?? DEFAULT_MAX_IMAGE_PIXELS });
-    if (signal?.aborted) throw abortedError(signal);
-    const info = { pageCount: 1, outline: [], title: null };
-    await input.onStart?.({ ...info, sourceFormat: format });
-    await onPage(page);
-    return { ...info, pdfPath: null, sourceFormat: format, failedPages: [], warnings: [] };
-  }
-
-  let pdfFile = input.filePath;
-  let pdfPath: string | null = null;
+  if (kind === 'image') return { kind, sourceFormat: format, pdfFile: null, pdfPath: null, warnings: [], outDir };
   const warnings: ConversionWarning[] = [];
-  if (kind === 'office') {
-    if (ZIP_FORMATS.has(format)) await checkOfficeArchive(input.filePath, input.archiveLimits);
-    const fonts = await fontWarning(input.filePath, format);
-    if (fonts) warnings.push(fonts);
-    pdfPath = await officeToPdf(input.filePath, format, {
-      workDir: input.workDir,
-      timeoutMs: input.officeTimeoutMs ?? DEFAULT_OFFICE_TIMEOUT_MS,
-      memoryLimitMb: input.officeMemoryLimitMb ?? DEFAULT_OFFICE_MEMORY_LIMIT_MB,
-      ...(signal ? { signal } : {}),
-      ...(input.sofficePath ? { sofficePath: input.sofficePath } : {}),
-    });
-    pdfFile = pdfPath;
-  }
+  if (kind === 'pdf') return { kind, sourceFormat: format, pdfFile: input.filePath, pdfPath: null, warnings, outDir };
+  if (ZIP_FORMATS.has(format)) await checkOfficeArchive(input.filePath, input.archiveLimits);
+  const fonts = await fontWarning(input.filePath, format);
+  if (fonts) warnings.push(fonts);
+  const pdfPath = await officeToPdf(input.filePath, format, {
+    workDir: input.workDir,
+    timeoutMs: input.officeTimeoutMs ?? DEFAULT_OFFICE_TIMEOUT_MS,
+    memoryLimitMb: input.officeMemoryLimitMb ?? DEFAULT_OFFICE_MEMORY_LIMIT_MB,
+    ...(signal ? { signal } : {}),
+    ...(input.sofficePath ? { sofficePath: input.sofficePath } : {}),
+  });
+  return { kind, sourceFormat: format, pdfFile: pdfPath, pdfPath, warnings, outDir };
+}
 
+function outputOf(input: ConvertInput) {
+  return {
+    widths: normaliseWidths(input.widths),
+    format: input.format ?? 'webp',
+    quality: input.quality ?? DEFAULT_QUALITY,
+    effort: input.effort ?? DEFAULT_EFFORT,
+  };
+}
+
+/**
+ * Renders a prepared PDF's pages (page order, one onPage call at a time, as
+ * convertDocument). `pages` picks which (default all); `dataOnly` delivers
+ * each page's size, text and links without images: what makes a book readable
+ * before its images are drawn (a few ms a page instead of ~170).
+ */
+export async function renderPdfPages(
+  input: ConvertInput,
+  prepared: PreparedDocument,
+  options: { pages?: (pageCount: number) => number[]; dataOnly?: boolean },
+  onPage: (page: RenderedPage) => Promise<void>,
+): Promise<{ pageCount: number; outline: DocumentInfo['outline']; title: string | null; failedPages: number[] }> {
+  const { signal } = input;
+  if (!prepared.pdfFile) throw new Error('renderPdfPages needs a PDF');
+  const output = outputOf(input);
   const deferred = new Set(input.deferWidths ?? []);
-  const now = widths.filter((w) => !deferred.has(w));
+  const now = output.widths.filter((w) => !deferred.has(w));
   const result = await renderPdf({
-    filePath: pdfFile,
-    ...(input.password !== undefined && kind === 'pdf' ? { password: input.password } : {}),
-    outDir,
+    filePath: prepared.pdfFile,
+    ...(input.password !== undefined && prepared.kind === 'pdf' ? { password: input.password } : {}),
+    outDir: prepared.outDir,
     ...output,
-    widths: now.length > 0 ? now : widths,
+    widths: options.dataOnly ? [] : now.length > 0 ? now : output.widths,
     maxPagePixels: input.maxPagePixels ?? DEFAULT_MAX_PAGE_PIXELS,
     maxEmbeddedImagePixels: MAX_EMBEDDED_IMAGE_PIXELS,
     pageTimeoutMs: input.pageTimeoutMs ?? DEFAULT_PAGE_TIMEOUT_MS,
     maxPages: input.maxPages ?? DEFAULT_MAX_PAGES,
+    ...(options.pages ? { pages: options.pages } : {}),
     ...(input.concurrency !== undefined ? { concurrency: input.concurrency } : {}),
+    ...(input.background ? { pool: backgroundRenderWorkerPool } : {}),
     ...(signal ? { signal } : {}),
-    onStart: (info) => input.onStart?.({ ...info, sourceFormat: format }),
+    onStart: (info) => input.onStart?.({ ...info, sourceFormat: prepared.sourceFormat }),
     onPage: (page) => {
       if (input.autoLinks && page.text.length > 0) {
         page.links = [...page.links, ...withoutOverlaps(detectTextLinks(page.text), page.links)];
@@ -184,13 +223,5 @@ export async function convertDocument(input: ConvertInput, onPage: (page: Render
       return onPage(page);
     },
   });
-  return {
-    pageCount: result.pageCount,
-    outline: result.outline,
-    title: result.title,
-    pdfPath,
-    sourceFormat: format,
-    failedPages: result.failedPages,
-    warnings,
-  };
+  return { pageCount: result.pageCount, outline: result.outline, title: result.title, failedPages: result.failedPages };
 }

@@ -108,6 +108,23 @@ export async function encodeWidths(input: Sharp, source: { width: number; height
   );
 }
 
+/**
+ * Writes one file per rendition from `input`, an opaque pipeline of `source`
+ * size, each resized (Lanczos) to its own exact size when it differs.
+ */
+export async function encodeSized(input: Sharp, source: { width: number; height: number }, renditions: readonly { requestedWidth: number; width: number; height: number }[], target: EncodeTarget): Promise<PageImage[]> {
+  const extension = target.format === 'jpeg' ? 'jpg' : 'webp';
+  return Promise.all(
+    renditions.map(async ({ requestedWidth, width, height }) => {
+      let pipeline = input.clone();
+      if (width !== source.width || height !== source.height) pipeline = pipeline.resize(width, height, { fit: 'fill' });
+      const file = path.join(target.outDir, `${target.baseName}-${requestedWidth}.${extension}`);
+      const info = await encoder(pipeline, target).toFile(file);
+      return { requestedWidth, width: info.width, height: info.height, format: target.format, path: file, bytes: info.size };
+    }),
+  );
+}
+
 export interface RawRendition {
   requestedWidth: number;
   /** Opaque RGBA pixels (premultiplied equals straight when alpha is 255 everywhere). */

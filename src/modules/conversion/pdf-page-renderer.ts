@@ -13,18 +13,20 @@
  * Measured per A4 text page (CPU ms, one core): render 30-65 + Skia flush
  * 20-45, text 16-23, downscale 13, WebP encode of the three widths 180-210.
  */
-import { readFile } from 'node:fs/promises';
+import { readFile, rm } from 'node:fs/promises';
+import path from 'node:path';
 import { createRequire } from 'node:module';
 import { parentPort } from 'node:worker_threads';
 import type * as NapiCanvas from '@napi-rs/canvas';
 import type { Canvas } from '@napi-rs/canvas';
-import { getDocument, type PDFDocumentProxy } from 'pdfjs-dist/legacy/build/pdf.mjs';
+import { getDocument, type PageViewport, type PDFDocumentProxy, type PDFPageProxy } from 'pdfjs-dist/legacy/build/pdf.mjs';
 import type { RenderParameters } from 'pdfjs-dist/types/src/display/api.js';
 import sharp from 'sharp';
 import { ConversionError } from './conversion.errors.ts';
-import type { ConversionWarning, RenderedPage } from './conversion.types.ts';
-import { encodeRaw, encodeWidths, fitRenderSize, outputSize, renditionSize, type RawRendition } from './page-images.ts';
-import { POPPLER_PACKAGE, renderPageWithPoppler } from './poppler-fallback.ts';
+import type { ConversionWarning, PageLink, RenderedPage, TextItem } from './conversion.types.ts';
+import { MAX_SIDE, encodeRaw, encodeSized, encodeWidths, fitRenderSize, outputSize, renditionSize, type RawRendition } from './page-images.ts';
+import { damagedImageMessage, mutoolAvailable, MutoolDrawer } from './mupdf-drawer.ts';
+import { POPPLER_PACKAGE, decryptWithQpdf, renderPageWithPoppler } from './poppler-fallback.ts';
 import { annotationText } from './annotation-text.ts';
 import { DestinationResolver, extractLinks, extractOutline, extractTitle, hasRightToLeft, normaliseTextContent, rightToLeftClusters } from './pdf-page-data.ts';
 import type { FromRenderWorker, RenderWorkerInit, ToRenderWorker } from './pdf-render.protocol.ts';
@@ -125,15 +127,21 @@ class OpenDocument {
   readonly frames = new FramePool();
   /** A font without a cmap table was met: this and every later page of the document is drawn by poppler. */
   fontWithoutCmap = false;
+  /** Draws the pages when mutool is installed (mupdf-drawer.ts); pdf.js then only reads text and links, and draws what mutool cannot. */
+  readonly drawer: MutoolDrawer | null;
+  /** A decrypted copy for mutool, removed on close. */
+  readonly decryptedCopy: string | null;
 
-  constructor(init: RenderWorkerInit, doc: PDFDocumentProxy) {
+  constructor(init: RenderWorkerInit, doc: PDFDocumentProxy, drawer: MutoolDrawer | null, decryptedCopy: string | null) {
     this.init = init;
     this.doc = doc;
+    this.drawer = drawer;
+    this.decryptedCopy = decryptedCopy;
     this.resolver = new DestinationResolver(doc);
     // Supersampled up to 2048 px: drawn directly at 1024 px, scanned images lost detail
     // (SSIM of a 200 dpi scan against pdftoppm 0.970 → 0.954); the widths are drawn from
     // this canvas. Larger renditions (drawn on request) are drawn at their own size, as before.
-    const widest = Math.max(...init.widths);
+    const widest = Math.max(1, ...init.widths);
     this.maxWidth = widest * SUPERSAMPLE <= 2048 ? Math.round(widest * SUPERSAMPLE) : widest;
   }
 }
@@ -164,11 +172,39 @@ async function open(init: RenderWorkerInit): Promise<void> {
     send({ type: 'open-failed', code: e.code, message: e.message });
     return;
   }
-  const opened = new OpenDocument(init, doc);
+  const opened = new OpenDocument(init, doc, ...(await mutoolFor(init)));
   current = opened;
   const info = init.wantDocumentInfo ? { outline: await extractOutline(doc, opened.resolver), title: await extractTitle(doc) } : null;
-  send({ type: 'opened', pageCount: doc.numPages, info });
+  send({ type: 'opened', pageCount: doc.numPages, info, runs: opened.drawer !== null });
 }
+
+/**
+ * mutool for this document, when installed, for the conversion's widths. Not
+ * for renditions drawn on demand (pdfjsOnly): one page per process gains
+ * little there, and pdf.js with poppler is the renderer the 2048 px and zoom
+ * images were checked against (MuPDF fits images to the pixel grid, a pixel
+ * off poppler's edges, which the lost-ink check of a huge fax page counts).
+ * An encrypted document is drawn from a copy
+ * qpdf decrypted into the job's directory (mutool takes a password only on
+ * its command line). Drawn at the largest width itself: MuPDF's anti-aliasing
+ * and image scaling need no supersampling (the SSIM table in docs/benchmarks.md).
+ */
+async function mutoolFor(init: RenderWorkerInit): Promise<[MutoolDrawer | null, string | null]> {
+  // No widths (the page's data only, nothing drawn): no mutool process at all.
+  if (init.pdfjsOnly || init.widths.length === 0 || !(await mutoolAvailable())) return [null, null];
+  let source = init.filePath;
+  let decrypted: string | null = null;
+  if (init.password !== undefined) {
+    decrypted = path.join(init.outDir, `mupdf-${process.pid}-${++opens}-decrypted.pdf`);
+    if (!(await decryptWithQpdf(init.filePath, init.password, decrypted))) return [null, null];
+    source = decrypted;
+  }
+  const width = Math.max(...init.widths);
+  // Within the pixel budget whatever the page's shape; a page whose budget makes it narrower than `width` is drawn by pdf.js (sizes differ).
+  const maxHeight = Math.max(1, Math.floor(Math.min(MAX_SIDE, init.maxPagePixels / width)));
+  return [new MutoolDrawer({ source, dir: init.outDir, width, maxHeight }), decrypted];
+}
+let opens = 0;
 
 async function close(): Promise<void> {
   const closing = current;
@@ -176,6 +212,8 @@ async function close(): Promise<void> {
   if (closing) {
     await closing.queue;
     await Promise.all(closing.encodes);
+    await closing.drawer?.close();
+    if (closing.decryptedCopy) await rm(closing.decryptedCopy, { force: true });
     await closing.doc.destroy().catch(() => undefined);
   }
   send({ type: 'closed' });
@@ -189,7 +227,9 @@ port.on('message', (message: ToRenderWorker) => {
     else if (message.type === 'close') await close();
     else if (message.type === 'render' && current) {
       const target = current;
-      target.queue = target.queue.then(() => renderPage(target, message.page));
+      target.queue = target.queue.then(async () => {
+        if (!target.drawer || !(await drawPage(target, message.page, message.next ?? []))) await renderPage(target, message.page);
+      });
     }
   });
 });
@@ -204,6 +244,13 @@ async function renderPage(open: OpenDocument, number: number): Promise<void> {
     const base = page.getViewport({ scale: 1 });
     widthPt = base.width;
     heightPt = base.height;
+    if (init.widths.length === 0) {
+      // No widths: the page's data only (size, text, links), for a book readable before its images are drawn.
+      const [text, links] = await pageData(open, page, base);
+      page.cleanup();
+      send({ type: 'page', page: { number, widthPt: round2(base.width), heightPt: round2(base.height), images: [], text, links } });
+      return;
+    }
     const size = fitRenderSize(widthPt, heightPt, open.maxWidth, init.maxPagePixels);
     const viewport = page.getViewport({ scale: size.scale });
     frame = await frames.acquire();
@@ -229,13 +276,7 @@ async function renderPage(open: OpenDocument, number: number): Promise<void> {
     // while it is alive. Without this, converting two LibreOffice spreadsheets in
     // a row segfaulted (see the regression test in office-to-pdf.test.ts).
     canvas.data();
-    const annotations = page.getAnnotations({ intent: 'display' });
-    const [contentText, fieldText, links] = await Promise.all([
-      page.getTextContent().then(async (content) => normaliseTextContent(content, base, hasRightToLeft(content) ? await rightToLeftClusters(page) : [])),
-      annotationText(page, base, init.filePath, init.password !== undefined, annotations),
-      extractLinks(page, base, open.resolver, doc.numPages, annotations),
-    ]);
-    const text = [...contentText, ...fieldText];
+    const [text, links] = await pageData(open, page, base);
     page.cleanup();
 
     const warnings: ConversionWarning[] = [];
@@ -304,6 +345,52 @@ async function renderPage(open: OpenDocument, number: number): Promise<void> {
 }
 
 /**
+ * A page drawn by mutool, its text and links read by pdf.js meanwhile. False
+ * when mutool could not draw it, or drew it at another size than the
+ * renderer's (the pixel budget shrank it): renderPage then draws it as before.
+ */
+async function drawPage(open: OpenDocument, number: number, next: number[]): Promise<boolean> {
+  const { doc, init } = open;
+  const page = await doc.getPage(number).catch(() => null);
+  if (!page) return false;
+  const base = page.getViewport({ scale: 1 });
+  const size = fitRenderSize(base.width, base.height, Math.max(...init.widths), init.maxPagePixels);
+  let data: [TextItem[], PageLink[]];
+  let drawn: Awaited<ReturnType<MutoolDrawer['draw']>>;
+  try {
+    [drawn, data] = await Promise.all([open.drawer!.draw(number, next), pageData(open, page, base)]);
+  } catch {
+    return false;
+  } finally {
+    page.cleanup();
+  }
+  // mutool rounds the page's box to pixels on its own: a pixel off is resized, more means another size.
+  if (!drawn || Math.abs(drawn.width - size.width) > 2 || Math.abs(drawn.height - size.height) > 2) return false;
+  const warnings: ConversionWarning[] = [];
+  if (damagedImageMessage(drawn.messages)) {
+    warnings.push({ code: 'image_damaged', message: `An image on page ${number} is damaged and could not be drawn; the rest of the page is shown. Check the image in the original document and upload it again.` });
+  }
+  const renditions = init.widths.map((requestedWidth) => {
+    const direct = renditionSize(base.width, base.height, requestedWidth, init.maxPagePixels);
+    return { requestedWidth, ...(direct.width <= size.width && direct.height <= size.height ? direct : outputSize(size, requestedWidth)) };
+  });
+  const input = sharp(drawn.data, { raw: { width: drawn.width, height: drawn.height, channels: drawn.channels } }).toColourspace('srgb');
+  // Not awaited: mutool draws the next page and pdf.js reads its text while this one encodes.
+  const encode = encodeSized(input, drawn, renditions, { ...init, baseName: pageBaseName(number) })
+    .then(
+      (images) => {
+        const rendered: RenderedPage = { number, widthPt: round2(base.width), heightPt: round2(base.height), images, text: data[0], links: data[1] };
+        if (warnings.length > 0) rendered.warnings = warnings;
+        send({ type: 'page', page: rendered });
+      },
+      (error: unknown) => send({ type: 'page-failed', page: number, message: describe(error), widthPt: base.width, heightPt: base.height }),
+    )
+    .finally(() => open.encodes.delete(encode));
+  open.encodes.add(encode);
+  return true;
+}
+
+/**
  * Smaller widths are drawn from the next larger rendition with Skia's mipmapped
  * ("medium") smoothing: ~13 ms for 2048→1024→320, where sharp's RGBA resize
  * costs ~50 ms a width. Pixels are handed over without a copy (canvas.data()),
@@ -329,6 +416,18 @@ function downscale(frame: Frame, rendered: Canvas, size: { width: number; height
   }
   // Back to the caller's order: images are index-aligned with the widths option.
   return renditions.sort((a, b) => widths.indexOf(a.requestedWidth) - widths.indexOf(b.requestedWidth));
+}
+
+/** A page's text (content, then form fields and stamps) and links. */
+async function pageData(open: OpenDocument, page: PDFPageProxy, base: PageViewport) {
+  const { init, doc } = open;
+  const annotations = page.getAnnotations({ intent: 'display' });
+  const [contentText, fieldText, links] = await Promise.all([
+    page.getTextContent().then(async (content) => normaliseTextContent(content, base, hasRightToLeft(content) ? await rightToLeftClusters(page) : [])),
+    annotationText(page, base, init.filePath, init.password !== undefined, annotations),
+    extractLinks(page, base, open.resolver, doc.numPages, annotations),
+  ]);
+  return [[...contentText, ...fieldText], links] as [TextItem[], PageLink[]];
 }
 
 const round2 = (value: number) => Math.round(value * 100) / 100;

@@ -16,16 +16,20 @@ export interface RenderWorkerInit {
   maxEmbeddedImagePixels: number;
   /** Only one worker reads the outline and title. */
   wantDocumentInfo: boolean;
+  /** Draw with pdf.js (and poppler for what it cannot draw) even where mutool is installed: renditions drawn on demand. */
+  pdfjsOnly?: boolean;
 }
 
 export type ToRenderWorker =
   | { type: 'open'; init: RenderWorkerInit }
-  | { type: 'render'; page: number }
+  /** `next`: the pages this renderer expects to be sent after this one, in order (mutool draws them in one run). */
+  | { type: 'render'; page: number; next?: number[] }
   /** Finish what is in hand, close the document, answer 'closed': the worker is then free for another job. */
   | { type: 'close' };
 
 export type FromRenderWorker =
-  | { type: 'opened'; pageCount: number; info: Omit<DocumentInfo, 'pageCount'> | null }
+  /** `runs`: pages are drawn by mutool, which wants to know the pages coming next (render's `next`). */
+  | { type: 'opened'; pageCount: number; info: Omit<DocumentInfo, 'pageCount'> | null; runs: boolean }
   | { type: 'open-failed'; code: ConversionErrorCode; message: string }
   | { type: 'page'; page: RenderedPage }
   | { type: 'page-failed'; page: number; message: string; widthPt: number | null; heightPt: number | null }

@@ -23,6 +23,7 @@ import type { DocumentInfo, RenderedPage } from './conversion.types.ts';
 import { encodeBlankPage, fitRenderSize } from './page-images.ts';
 import type { FromRenderWorker, RenderWorkerInit } from './pdf-render.protocol.ts';
 import { renderWorkerPool, type RenderWorker, type RenderWorkerPool } from './render-worker-pool.ts';
+import { MAX_RUN } from './mupdf-drawer.ts';
 
 export const DEFAULT_PAGE_TIMEOUT_MS = 60_000;
 /** Pages one worker holds at once: one rendering, one encoding. */
@@ -39,6 +40,11 @@ export interface RenderPdfOptions extends Omit<RenderWorkerInit, 'wantDocumentIn
   pageTimeoutMs?: number;
   /** A document with more pages fails as soon as it is opened ('too_many_pages'). */
   maxPages?: number;
+  /**
+   * The pages to render and deliver, ascending, from the page count (default: every page): a book's
+   * background phase draws only the pages not drawn yet.
+   */
+  pages?: (pageCount: number) => number[];
   /** Pages rendered ahead of the one onPage is handling. Default: 3 per worker. */
   maxAhead?: number;
   signal?: AbortSignal;
@@ -72,6 +78,8 @@ interface Lease {
   wantsInfo: boolean;
   /** Closing or terminated: no more work for it. */
   gone: boolean;
+  /** The worker draws with mutool, in runs of pages: it takes the pages of its lane and is told which come next. */
+  runs: boolean;
 }
 
 export function renderPdf(options: RenderPdfOptions): Promise<RenderPdfResult> {
@@ -95,10 +103,12 @@ class RenderRun {
   #delivery: Promise<void> | null = null;
   readonly #settled = Promise.withResolvers<RenderPdfResult>();
   #pageCount: number | null = null;
+  /** The pages this run delivers, in order (known once the document is open); the two cursors below index it. */
+  #order: number[] | null = null;
   #info: DocumentInfo | null = null;
   #started = false;
-  #nextDispatch = 1;
-  #nextDeliver = 1;
+  #nextDispatch = 0;
+  #nextDeliver = 0;
   #delivering = false;
   #restartsLeft: number;
   #done = false;
@@ -146,7 +156,7 @@ class RenderRun {
   }
 
   #lease(worker: RenderWorker, wantsInfo: boolean): void {
-    const lease: Lease = { worker, opened: false, inflight: new Map(), solo: false, wantsInfo, gone: false };
+    const lease: Lease = { worker, opened: false, inflight: new Map(), solo: false, wantsInfo, gone: false, runs: false };
     this.#leases.add(lease);
     worker.documents++;
     worker.listen({ message: (message) => this.#onMessage(lease, message), died: (reason) => this.#onCrash(lease, reason) });
@@ -155,7 +165,7 @@ class RenderRun {
 
   /** Takes more free workers while there is enough work left for them. */
   #grow(): void {
-    const remaining = this.#pageCount === null ? Infinity : this.#pageCount - this.#nextDispatch + 1 + this.#retry.length;
+    const remaining = this.#order === null ? Infinity : this.#order.length - this.#nextDispatch + this.#retry.length;
     while (!this.#done && this.#active() < this.#workersWanted && remaining > this.#active() * PER_WORKER) {
       const worker = this.#pool.tryAcquire();
       if (!worker) return;
@@ -184,7 +194,13 @@ class RenderRun {
           return;
         }
         lease.opened = true;
+        lease.runs = message.runs;
         this.#pageCount ??= message.pageCount;
+        if (this.#order === null) {
+          const count = message.pageCount;
+          const all = Array.from({ length: count }, (_, i) => i + 1);
+          this.#order = this.#o.pages ? [...new Set(this.#o.pages(count))].filter((n) => Number.isInteger(n) && n >= 1 && n <= count).sort((a, b) => a - b) : all;
+        }
         if (message.info) {
           this.#info = { pageCount: message.pageCount, ...message.info };
           void this.#start();
@@ -220,37 +236,67 @@ class RenderRun {
     lease.solo = false;
   }
 
-  #nextPage(lease: Lease): number | null {
+  /** The next page for this worker, with the pages of its lane that follow (for a mutool run), if it draws in runs. */
+  #nextPage(lease: Lease): { page: number; next?: number[] } | null {
     const retryPage = this.#retry[0];
     if (retryPage !== undefined) {
       if (lease.inflight.size > 0) return null;
       this.#retry.shift();
       lease.solo = true;
-      return retryPage;
+      return { page: retryPage };
     }
-    if (this.#pageCount === null || this.#nextDispatch > this.#pageCount) return null;
+    if (this.#order === null || this.#nextDispatch >= this.#order.length) return null;
     if (this.#nextDispatch >= this.#nextDeliver + this.#maxAhead) return null;
-    return this.#nextDispatch++;
+    if (!lease.runs) return { page: this.#order[this.#nextDispatch++]! };
+    const lanes = this.#lanes();
+    if (lanes[this.#nextDispatch % lanes.length] !== lease) return null;
+    const index = this.#nextDispatch++;
+    return { page: this.#order[index]!, next: this.#planned(index, lanes.length) };
+  }
+
+  /**
+   * Workers drawing with mutool share the pages in lanes, the i-th page of the
+   * run's order (#order) going to lane i mod lanes: pages are still dispatched
+   * in order, a few ahead of delivery, yet each worker knows the pages it gets
+   * next, which one mutool process then draws in a run (mupdf-drawer.ts). A
+   * lane change (a worker added or replaced) costs a new run, nothing else.
+   */
+  #lanes(): Lease[] {
+    return [...this.#leases].filter((l) => l.opened && !l.gone && l.runs);
+  }
+
+  /** The pages the lane of the order's `index`-th page gets after it, in order, for its mutool run. */
+  #planned(index: number, lanes: number): number[] {
+    const order = this.#order ?? [];
+    const next: number[] = [];
+    for (let i = index + lanes; i < order.length && next.length < MAX_RUN - 1; i += lanes) next.push(order[i]!);
+    return next;
   }
 
   #pump(): void {
     if (this.#done) return;
     // Until page 1 is back, one page per worker: page 1's encode then has a
     // core to itself instead of sharing it with page 2's render.
-    const limit = this.#results.has(1) || this.#nextDeliver > 1 ? PER_WORKER : 1;
-    for (const lease of this.#leases) {
-      while (lease.opened && !lease.gone && !lease.solo && lease.inflight.size < limit) {
-        const page = this.#nextPage(lease);
-        if (page === null) break;
-        const timer = setTimeout(() => this.#onTimeout(lease, page), this.#pageTimeoutMs);
-        lease.inflight.set(page, timer);
-        lease.worker.post({ type: 'render', page });
+    const limit = this.#nextDeliver > 0 || (this.#order !== null && this.#results.has(this.#order[0]!)) ? PER_WORKER : 1;
+    // Again while any worker took a page: with lanes, the next page may be for a worker already passed.
+    for (let progress = true; progress;) {
+      progress = false;
+      for (const lease of this.#leases) {
+        while (lease.opened && !lease.gone && !lease.solo && lease.inflight.size < limit) {
+          const taken = this.#nextPage(lease);
+          if (taken === null) break;
+          progress = true;
+          const { page, next } = taken;
+          const timer = setTimeout(() => this.#onTimeout(lease, page), this.#pageTimeoutMs);
+          lease.inflight.set(page, timer);
+          lease.worker.post(next ? { type: 'render', page, next } : { type: 'render', page });
+        }
       }
     }
-    if (this.#pageCount === null) return;
-    const allDispatched = this.#nextDispatch > this.#pageCount && this.#retry.length === 0;
+    if (this.#order === null) return;
+    const allDispatched = this.#nextDispatch >= this.#order.length && this.#retry.length === 0;
     for (const lease of [...this.#leases]) {
-      const surplus = this.#active() > Math.max(1, this.#pageCount);
+      const surplus = this.#active() > Math.max(1, this.#order.length);
       if ((allDispatched || surplus) && lease.opened && !lease.gone && lease.inflight.size === 0 && (this.#info !== null || !lease.wantsInfo)) {
         this.#close(lease);
       }
@@ -301,7 +347,7 @@ class RenderRun {
     this.#retry.push(...orphans);
     this.#retry.sort((a, b) => a - b);
     const needsInfo = lease.wantsInfo && this.#info === null;
-    const workLeft = needsInfo || this.#retry.length > 0 || this.#pageCount === null || this.#nextDispatch <= this.#pageCount;
+    const workLeft = needsInfo || this.#retry.length > 0 || this.#order === null || this.#nextDispatch < this.#order.length;
     if (!workLeft) return;
     if (this.#restartsLeft-- <= 0) {
       this.#fail(new ConversionError('render_failed', 'The PDF renderer kept crashing on this document, so the conversion was stopped.'));
@@ -354,8 +400,9 @@ class RenderRun {
   async #blankPage(failure: PageFailure): Promise<RenderedPage> {
     const sizePt = failure.widthPt && failure.heightPt ? { width: failure.widthPt, height: failure.heightPt } : this.#lastSizePt;
     const o = this.#o;
-    const size = fitRenderSize(sizePt.width, sizePt.height, Math.max(...o.widths), o.maxPagePixels);
-    const images = await encodeBlankPage(size, { ...o, baseName: `page-${String(failure.number).padStart(5, '0')}` });
+    const size = fitRenderSize(sizePt.width, sizePt.height, Math.max(1, ...o.widths), o.maxPagePixels);
+    // No widths (the page's data only): no image either.
+    const images = o.widths.length === 0 ? [] : await encodeBlankPage(size, { ...o, baseName: `page-${String(failure.number).padStart(5, '0')}` });
     return {
       number: failure.number,
       widthPt: Math.round(sizePt.width * 100) / 100,
@@ -372,9 +419,10 @@ class RenderRun {
     this.#delivering = true;
     try {
       for (;;) {
-        const ready = this.#results.get(this.#nextDeliver);
+        const number = this.#order?.[this.#nextDeliver];
+        const ready = number === undefined ? undefined : this.#results.get(number);
         if (!ready || this.#done) break;
-        this.#results.delete(this.#nextDeliver);
+        this.#results.delete(number!);
         const page = 'failed' in ready ? await this.#blankPage(ready) : ready;
         this.#lastSizePt = { width: page.widthPt, height: page.heightPt };
         // Known as in progress before onPage starts: an abort it triggers itself must wait for it too.
@@ -394,15 +442,15 @@ class RenderRun {
     } finally {
       this.#delivering = false;
     }
-    if (this.#pageCount !== null && this.#nextDeliver > this.#pageCount) this.#finish();
+    if (this.#order !== null && this.#nextDeliver >= this.#order.length) this.#finish();
     // A result may have landed while onPage ran for the previous page.
-    else if (this.#results.has(this.#nextDeliver)) await this.#deliver();
+    else if (this.#order !== null && this.#results.has(this.#order[this.#nextDeliver]!)) await this.#deliver();
   }
 
   #finish(): void {
     if (this.#done) return;
     const count = this.#pageCount ?? 0;
-    if (this.#failed.length >= count) {
+    if (this.#failed.length >= (this.#order?.length ?? count) && (this.#order?.length ?? count) > 0) {
       this.#fail(new ConversionError('render_failed', count === 1 ? 'The only page of this PDF could not be rendered.' : `None of the ${count} pages of this PDF could be rendered.`));
       return;
     }
@@ -428,10 +476,11 @@ class RenderRun {
  * draws the page and closes it. Resolves with the image file, or null when the
  * page cannot be drawn.
  */
-export async function renderPdfPage(options: Omit<RenderWorkerInit, 'wantDocumentInfo' | 'widths'> & { page: number; width: number; pool?: RenderWorkerPool; timeoutMs?: number; signal?: AbortSignal }): Promise<RenderedPage | null> {
+export async function renderPdfPage(options: Omit<RenderWorkerInit, 'wantDocumentInfo' | 'widths'> & { page: number; width: number; widths?: number[]; pool?: RenderWorkerPool; timeoutMs?: number; signal?: AbortSignal }): Promise<RenderedPage | null> {
   const pool = options.pool ?? renderWorkerPool;
   const worker = await pool.acquire(options.signal);
-  const { page, width, pool: _pool, timeoutMs, signal, ...init } = options;
+  // `widths`: several at once from one render (a page not drawn yet, asked for on demand), index-aligned like the conversion's.
+  const { page, width, widths, pool: _pool, timeoutMs, signal, ...init } = options;
   return new Promise<RenderedPage | null>((resolve, reject) => {
     let settled = false;
     const finish = (result: RenderedPage | null, error?: unknown) => {
@@ -480,6 +529,6 @@ export async function renderPdfPage(options: Omit<RenderWorkerInit, 'wantDocumen
       },
     });
     worker.documents++;
-    worker.post({ type: 'open', init: { ...init, widths: [width], wantDocumentInfo: false } });
+    worker.post({ type: 'open', init: { ...init, widths: widths ?? [width], wantDocumentInfo: false, pdfjsOnly: true } });
   });
 }

@@ -37,17 +37,10 @@ export async function renderPageWithPoppler(options: {
 }): Promise<Buffer | null> {
   const root = path.join(options.outDir, `poppler-${process.pid}-${options.page}`);
   const decrypted = `${root}-decrypted.pdf`;
-  const passwordFile = `${root}-password`;
   try {
     let source = options.filePath;
     if (options.password !== undefined) {
-      if (/[\r\n]/.test(options.password)) return null;
-      await writeFile(passwordFile, `${options.password}\n`, { mode: 0o600 });
-      await run('qpdf', [`--password-file=${passwordFile}`, '--decrypt', '--', options.filePath, decrypted], { timeout: POPPLER_TIMEOUT_MS, killSignal: 'SIGKILL' })
-        .catch((error: { code?: number }) => {
-          // Exit code 3: done, with warnings about a slightly damaged input.
-          if (error.code !== 3) throw error;
-        });
+      if (!(await decryptWithQpdf(options.filePath, options.password, decrypted))) return null;
       source = decrypted;
     }
     const args = [
@@ -60,6 +53,31 @@ export async function renderPageWithPoppler(options: {
   } catch {
     return null;
   } finally {
-    await Promise.all([`${root}.png`, decrypted, passwordFile].map((file) => rm(file, { force: true })));
+    await Promise.all([`${root}.png`, decrypted].map((file) => rm(file, { force: true })));
+  }
+}
+
+/**
+ * Writes a decrypted copy of `filePath` to `target` (the caller removes it),
+ * the password passed to qpdf in a file of mode 0600 next to it, never on a
+ * command line. False without qpdf, for a wrong password, or for a password
+ * qpdf cannot read from a file (one with a line break).
+ */
+export async function decryptWithQpdf(filePath: string, password: string, target: string): Promise<boolean> {
+  if (/[\r\n]/.test(password)) return false;
+  const passwordFile = `${target}-password`;
+  try {
+    await writeFile(passwordFile, `${password}\n`, { mode: 0o600 });
+    await run('qpdf', [`--password-file=${passwordFile}`, '--decrypt', '--', filePath, target], { timeout: POPPLER_TIMEOUT_MS, killSignal: 'SIGKILL' })
+      .catch((error: { code?: number }) => {
+        // Exit code 3: done, with warnings about a slightly damaged input.
+        if (error.code !== 3) throw error;
+      });
+    return true;
+  } catch {
+    await rm(target, { force: true });
+    return false;
+  } finally {
+    await rm(passwordFile, { force: true });
   }
 }

@@ -22,6 +22,7 @@
  * process alive) and terminated after `idleTimeoutMs`.
  */
 import { fork, type ChildProcess } from 'node:child_process';
+import { setPriority } from 'node:os';
 import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { abortedError } from './conversion.errors.ts';
@@ -53,7 +54,7 @@ export class RenderWorker {
   #dead = false;
   readonly #exited: Promise<void>;
 
-  constructor() {
+  constructor(options: { nice?: number } = {}) {
     this.process = fork(WORKER_FILE, [], {
       // Structured clone over the IPC channel, as between threads.
       serialization: 'advanced',
@@ -62,6 +63,14 @@ export class RenderWorker {
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
     });
     this.#exited = new Promise((resolve) => this.process.once('exit', () => resolve()));
+    if (options.nice && this.process.pid !== undefined) {
+      // Inherited by what the renderer starts (mutool, poppler): all of its drawing yields to the service's other work.
+      try {
+        setPriority(this.process.pid, options.nice);
+      } catch {
+        // Not permitted here: the renderer runs at the service's priority.
+      }
+    }
     // Renderers never keep the service alive by themselves: a conversion in flight does (its job,
     // its timers), and a renderer whose service has gone exits on 'disconnect'.
     this.ref(false);
@@ -122,10 +131,13 @@ export class RenderWorkerPool {
   readonly #all = new Set<RenderWorker>();
   #count = 0;
   readonly #waiting: ((worker: RenderWorker) => void)[] = [];
+  readonly #nice: number;
 
-  constructor(options: { maxWorkers?: number; idleTimeoutMs?: number } = {}) {
+  /** `nice`: the renderers' scheduling priority (0 the service's own, up to 19 the lowest), see backgroundRenderWorkerPool. */
+  constructor(options: { maxWorkers?: number; idleTimeoutMs?: number; nice?: number } = {}) {
     this.#maxWorkers = Math.max(1, options.maxWorkers ?? availableParallelism());
     this.#idleTimeoutMs = options.idleTimeoutMs ?? DEFAULT_RENDER_IDLE_TIMEOUT_MS;
+    this.#nice = options.nice ?? 0;
   }
 
   get maxWorkers(): number {
@@ -155,10 +167,25 @@ export class RenderWorkerPool {
     }
     if (this.#count >= this.#maxWorkers) return null;
     this.#count++;
-    const worker = new RenderWorker();
+    const worker = new RenderWorker({ nice: this.#nice });
     this.#all.add(worker);
     worker.process.once('exit', () => this.#all.delete(worker));
     return worker;
+  }
+
+  /**
+   * Starts renderers until `count` are idle (within the pool's size), so a conversion about to start finds them
+   * loaded: a renderer takes a few hundred ms to start (pdf.js, canvas, sharp), which a book's first page waited
+   * for. Unused, they end after the idle timeout like any other.
+   */
+  warm(count: number): void {
+    while (this.#idle.length < count && this.#count < this.#maxWorkers) {
+      this.#count++;
+      const worker = new RenderWorker({ nice: this.#nice });
+      this.#all.add(worker);
+      worker.process.once('exit', () => this.#all.delete(worker));
+      this.release(worker);
+    }
   }
 
   /** Waits for a worker when all are leased to other conversions. */
@@ -226,3 +253,12 @@ export class RenderWorkerPool {
 
 /** The pool all conversions in this process share. */
 export const renderWorkerPool = new RenderWorkerPool();
+
+/**
+ * The pool of a readable book's background phase: its renderers run at a
+ * lower priority (nice 10), so the pages a reader asks for meanwhile (drawn
+ * at the service's priority, page-renditions.service.ts), the API and the
+ * next upload's readable phase take the cores first, and the background
+ * drawing uses what is left. On an idle machine it runs as fast as before.
+ */
+export const backgroundRenderWorkerPool = new RenderWorkerPool({ nice: 10 });

@@ -45,6 +45,7 @@ export const EnvSchema = Type.Object({
   S3_FORCE_PATH_STYLE: Type.Boolean({ default: false }),
   S3_PUBLIC_URL: Type.String({ default: '', description: 'Public base URL of the bucket (CDN). Empty: assets are served through the API.' }),
   CONVERSION_THREADS: Type.Integer({ minimum: 0, maximum: 64, default: 0, description: 'Page render threads per conversion; 0 = one per core.' }),
+  CONVERSION_BACKGROUND_THREADS: Type.Integer({ minimum: 0, maximum: 64, default: 0, description: 'Render threads per conversion once its book is readable (the pages drawn in the background); 0 = as CONVERSION_THREADS. 1 leaves a core to pages drawn on request.' }),
   OFFICE_TIMEOUT_MS: Type.Integer({ minimum: 1000, default: 120_000, description: 'Longest a LibreOffice conversion may run before it is killed and the upload fails.' }),
   OFFICE_MEMORY_LIMIT_MB: Type.Integer({ minimum: 0, default: 2048, description: 'Address-space limit of each LibreOffice process in MB (prlimit --as); 0 = none.' }),
   OFFICE_MAX_UNCOMPRESSED_MB: Type.Integer({ minimum: 1, default: 1024, description: 'Zip-bomb check: largest total unpacked size of a DOCX/XLSX/PPTX/ODF archive, in MB.' }),

@@ -7,6 +7,10 @@
  *   payload that cannot be valid goes to the dead-letter queue, not round the
  *   retry loop.
  * - A job can be enqueued inside the transaction that makes it necessary.
+ * - A job sent to start now wakes its workers at once, in every process
+ *   (a NOTIFY on JOBS_CHANNEL, delivered when the sending transaction
+ *   commits), instead of waiting for their next poll: a conversion starts
+ *   within milliseconds of its upload, not up to half a second later.
  * - On shutdown running handlers are told to stop (AbortSignal); a job that
  *   did not finish fails with reason "shutdown" and is retried by a worker.
  * - pg-boss keeps a failed job's error in its table (serialize-error: every
@@ -26,6 +30,9 @@ import { serializeError } from '../logger.ts';
 // eslint-disable-next-line @typescript-eslint/no-empty-object-type
 export interface JobPayloads {}
 export type JobName = keyof JobPayloads & string;
+
+/** The NOTIFY channel a send wakes workers through; the payload is the job's name. */
+export const JOBS_CHANNEL = 'flipbook_jobs';
 
 export interface JobContext {
   jobId: string;
@@ -48,6 +55,11 @@ export interface JobDefinition<S extends TSchema = TSchema> {
   expireInSeconds?: number;
   /** Cron expression (UTC) when the job runs on a schedule. */
   cron?: string;
+  /**
+   * Called in a process that works on this job when one is about to be sent (expect()): a chance to get ready
+   * while the request that leads to it is still arriving (start renderer processes while an upload streams in).
+   */
+  prepare?(): void;
   handle(payload: Static<S>, ctx: JobContext): Promise<unknown>;
 }
 
@@ -100,13 +112,22 @@ export class JobQueue {
   private started = false;
   private readonly log: Logger;
   private readonly defaultConcurrency: number;
+  private readonly database: Database;
+  /** pg-boss worker ids by job name, for waking them (notifyWorker). */
+  private readonly workerIds = new Map<string, string[]>();
+  private unlisten: (() => Promise<void>) | null = null;
   /** Told when a handler ends (metrics: job durations, conversions). */
   onJobEnd: ((job: { name: string; seconds: number; sinceCreatedSeconds: number; result: 'completed' | 'failed'; value?: unknown }) => void) | null = null;
 
-  constructor(options: { database: Database; log: Logger; concurrency: number }) {
+  private readonly pollingIntervalSeconds: number;
+
+  /** `pollingIntervalSeconds`: how often idle workers look for jobs nobody woke them for (default 0.5). */
+  constructor(options: { database: Database; log: Logger; concurrency: number; pollingIntervalSeconds?: number }) {
     this.log = options.log;
+    this.pollingIntervalSeconds = options.pollingIntervalSeconds ?? 0.5;
     this.defaultConcurrency = options.concurrency;
     const { database } = options;
+    this.database = database;
     this.boss = new PgBoss(
       database.kind === 'postgres'
         ? { connectionString: database.url!, max: 4, application_name: 'flipbook-jobs' }
@@ -146,14 +167,20 @@ export class JobQueue {
     if (!work) return;
     for (const definition of this.definitions.values()) {
       const handlers = definition.concurrency ?? this.defaultConcurrency;
+      const ids: string[] = [];
       for (let i = 0; i < handlers; i++) {
-        await this.boss.work<Record<string, unknown>>(
+        ids.push(await this.boss.work<Record<string, unknown>>(
           definition.name,
-          { batchSize: 1, pollingIntervalSeconds: 0.5, includeMetadata: true },
+          { batchSize: 1, pollingIntervalSeconds: this.pollingIntervalSeconds, includeMetadata: true },
           async ([job]) => this.track(this.run(definition, job!)),
-        );
+        ));
       }
+      this.workerIds.set(definition.name, ids);
     }
+    // Polling stays the safety net: a lost notification (or connection) costs at most one polling interval.
+    this.unlisten = await this.database.listen(JOBS_CHANNEL, (name) => {
+      for (const id of this.workerIds.get(name) ?? []) this.boss.notifyWorker(id);
+    });
   }
 
   private track<T>(promise: Promise<T>): Promise<T> {
@@ -195,7 +222,23 @@ export class JobQueue {
     if (options.tx) sendOptions.db = runnerForTransaction(options.tx) as PgBoss.Db;
     if (options.singletonKey) sendOptions.singletonKey = options.singletonKey;
     if (options.startAfter !== undefined) sendOptions.startAfter = options.startAfter instanceof Date ? options.startAfter : new Date(options.startAfter);
-    return this.boss.send(name, { $version: definition.version, ...(payload as object) }, sendOptions);
+    const id = await this.boss.send(name, { $version: definition.version, ...(payload as object) }, sendOptions);
+    if (id && options.startAfter === undefined) {
+      // Inside the transaction, PostgreSQL holds the notification until commit: no worker wakes to a job it cannot see yet.
+      if (options.tx) await runnerForTransaction(options.tx).executeSql('select pg_notify($1, $2)', [JOBS_CHANNEL, name]);
+      else await this.database.notify(JOBS_CHANNEL, name);
+    }
+    return id;
+  }
+
+  /** A job of this name is likely to be sent soon: if this process works on it, its definition prepares. Never throws. */
+  expect(name: JobName): void {
+    if (!this.workerIds.has(name)) return;
+    try {
+      this.definitions.get(name)?.prepare?.();
+    } catch (error) {
+      this.log.warn({ err: error, job: name }, 'preparing for a job failed');
+    }
   }
 
   async getJob(name: JobName, id: string): Promise<PgBoss.JobWithMetadata | null> {
@@ -206,6 +249,8 @@ export class JobQueue {
   async stop(timeoutMs: number): Promise<void> {
     if (!this.started) return;
     this.started = false;
+    await this.unlisten?.().catch(() => undefined);
+    this.unlisten = null;
     const deadline = new Promise((resolve) => setTimeout(resolve, timeoutMs).unref());
     // Let short jobs finish; long ones see the signal and hand their job back.
     const grace = Math.min(timeoutMs, 2000);

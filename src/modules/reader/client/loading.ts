@@ -10,6 +10,12 @@
  * dropped; running: its image is pointed at an empty image, which makes the
  * browser cancel the download).
  *
+ * An image the server draws on its first request (a page not drawn yet, a
+ * large rendition) may be refused while the server is busy drawing (429):
+ * such a load asks the server why it failed and tries again after the
+ * Retry-After it gives, keeping its place, while the page shows what it has
+ * (its stand-in, or the blank-paper placeholder until the stand-in arrives).
+ *
  * The network model says what can be fetched at the reader's pace: the
  * throughput and latency measured from the reader's own image downloads
  * (Resource Timing), seeded from navigator.connection where the browser has
@@ -28,6 +34,9 @@ export type Need = (typeof Need)[keyof typeof Need];
 
 /** A 1x1 transparent GIF: pointing a loading image at it cancels the download without a broken-image fallback. */
 const EMPTY = 'data:image/gif;base64,R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7';
+
+/** Tries of an image drawn on request before it is given up as broken. */
+const DRAW_TRIES = 12;
 
 /** At most this many image requests at once (HTTP/1.1 browsers open 6 connections to a host; leave room for the rest). */
 const PARALLEL = 4;
@@ -51,11 +60,16 @@ interface LoadInternal extends Load {
   settle: () => void;
   /** Tie-break within a need: nearer pages first. */
   order: number;
+  /** Drawn by the server on request: a failure may be a busy server (429), tried again after Retry-After. */
+  drawn: boolean;
+  tries: number;
 }
 
 export class Loader {
   private queue: LoadInternal[] = [];
   private readonly running = new Set<LoadInternal>();
+  /** Loads waiting to be tried again (a busy server). */
+  private readonly retrying = new Set<LoadInternal>();
   /** Bytes per ms measured (decayed average), and the time to first byte. */
   private bytes = 0;
   private busy = 0;
@@ -92,10 +106,10 @@ export class Loader {
   }
 
   /** Queues img to load url; `order` breaks ties within a need (lower first). */
-  load(img: HTMLImageElement, url: string, need: number, order = 0, pixels = 0): Load {
+  load(img: HTMLImageElement, url: string, need: number, order = 0, pixels = 0, drawn = false): Load {
     let settle!: () => void;
     const loaded = new Promise<void>((resolve) => (settle = resolve));
-    const task: LoadInternal = { img, url, need, order, loaded, settle, state: 'queued' };
+    const task: LoadInternal = { img, url, need, order, loaded, settle, state: 'queued', drawn, tries: 0 };
     if (pixels > 0) {
       this.pixels.set(url, pixels);
       if (this.pixels.size > 64) this.pixels.delete(this.pixels.keys().next().value!);
@@ -145,7 +159,7 @@ export class Loader {
 
   /** The images queued or on their way, on the root element (`data-fetching`): 0 once the reader has all it asked for. */
   private report(): void {
-    const count = String(this.queue.length + this.running.size);
+    const count = String(this.queue.length + this.running.size + this.retrying.size);
     if (document.documentElement.dataset.fetching !== count) document.documentElement.dataset.fetching = count;
   }
 
@@ -154,12 +168,18 @@ export class Loader {
     this.running.add(task);
     const { img } = task;
     img.fetchPriority = task.need <= Need.ShownSharp ? 'high' : 'low';
-    const end = (): void => {
+    const end = (event?: Event): void => {
       img.removeEventListener('load', end);
       img.removeEventListener('error', end);
       if (task.state !== 'running') return;
-      task.state = 'done';
       this.running.delete(task);
+      if (event?.type === 'error' && task.drawn && ++task.tries < DRAW_TRIES) {
+        task.state = 'queued';
+        void this.retryAfter(task);
+        this.pump();
+        return;
+      }
+      task.state = 'done';
       task.settle();
       this.pump();
     };
@@ -168,6 +188,42 @@ export class Loader {
     img.src = task.url;
     // Already in the memory cache: complete at once, and no load event is promised before the next task.
     if (img.complete && img.naturalWidth > 0) queueMicrotask(end);
+  }
+
+  /**
+   * An image drawn on request failed: asks the server why (a 429 says how long to wait), waits, and queues
+   * the load again. A 404 is final (the book changed); a 200 means it is there now.
+   */
+  private async retryAfter(task: LoadInternal): Promise<void> {
+    let wait = Math.min(8, 2 ** (task.tries - 1));
+    try {
+      const response = await fetch(task.url);
+      if (response.status === 404) wait = -1;
+      else if (response.ok) wait = 0;
+      else {
+        const retry = Number(response.headers.get('retry-after'));
+        if (Number.isFinite(retry) && retry > 0) wait = Math.min(retry, 30);
+      }
+      await response.body?.cancel().catch(() => undefined);
+    } catch {
+      // Offline or cancelled: the backoff above.
+    }
+    this.retrying.add(task);
+    this.report();
+    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait * 1000));
+    this.retrying.delete(task);
+    // Cancelled while waiting: nothing to do.
+    if (task.state !== 'queued') {
+      this.report();
+      return;
+    }
+    if (wait < 0) {
+      task.state = 'done';
+      task.settle();
+      return;
+    }
+    this.queue.push(task);
+    this.pump();
   }
 
   /** Learns throughput (bytes over the time any image download was running), latency and bytes per pixel. */

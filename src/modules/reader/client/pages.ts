@@ -339,7 +339,7 @@ export class Pages {
       if (current.state !== 'done') this.loader.reorder(current, need, rank);
       return;
     }
-    const load = this.loader.load(state.lo, this.data.img + smallest[2], need, rank, smallest[0] * smallest[1]);
+    const load = this.loader.load(state.lo, this.data.img + smallest[2], need, rank, smallest[0] * smallest[1], Boolean(smallest[3]));
     state.loLoad = load;
     // Loaded (or failed: a broken image is not waited on forever), not cancelled: the page can be shown.
     void load.loaded.then(async () => {
@@ -403,7 +403,7 @@ export class Pages {
     next.setAttribute('aria-hidden', 'true');
     // The stand-in's alt names the page; the sharp copy on top is decoration for assistive technology.
     state.el.insertBefore(next, state.hi ? state.hi.nextSibling : state.lo.nextSibling);
-    const load = this.loader.load(next, this.data.img + rendition[2], need, 0, rendition[3] ? 0 : rendition[0] * rendition[1]);
+    const load = this.loader.load(next, this.data.img + rendition[2], need, 0, rendition[3] ? 0 : rendition[0] * rendition[1], Boolean(rendition[3]));
     state.pending.set(width, { img: next, load });
     state.el.dataset.want = [...state.pending.keys()].join(' ');
     void load.loaded.then(async () => {

@@ -75,7 +75,9 @@ describe('API keys in the application', { skip: WEB_SKIP }, () => {
       await dialog.waitFor();
       await page.keyboard.press('Escape');
       await dialog.waitFor({ state: 'detached' });
-      assert.equal(await page.evaluate(() => document.activeElement?.textContent), 'Rotate key CI uploads');
+      // Wait for the state asserted: the focus comes back as the dialog unmounts, which a loaded machine may finish after the element is gone.
+      await page.waitForFunction(() => document.activeElement?.textContent === 'Rotate key CI uploads', undefined, { timeout: 5000 })
+        .catch(async () => assert.fail(`focus is on ${await page.evaluate(() => document.activeElement?.outerHTML.slice(0, 120))}, not on "Rotate key CI uploads"`));
       await page.keyboard.press('Enter');
       await dialog.waitFor();
       assert.deepEqual(await dialog.getByLabel('Keep the old key working for').locator('option').allTextContents(), ['None: the old key stops now', '1 hour', '24 hours', '3 days', '7 days']);

@@ -121,7 +121,7 @@ function treeRssKb(): { self: number; children: number } {
   for (const { pid, parent } of processTree()) {
     // A renderer starting mutool is forked before mutool is executed: until then the child shows the renderer's
     // pages (shared, copy-on-write) as its own RSS. Counting it added a phantom renderer (~200 MB) to the peak,
-    // the more likely the more mutool runs (125 per renderer at 2,000 pages, 6 at 200).
+    // the more likely the more mutool runs (about 63 per renderer at 2,000 pages, 7 at 200).
     if (parent !== 0 && cmdline(pid) === cmdline(parent)) continue;
     try {
       const kb = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0);

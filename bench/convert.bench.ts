@@ -43,11 +43,10 @@
  */
 import { execFile } from 'node:child_process';
 import { existsSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
-import { mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { availableParallelism, loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs, promisify } from 'node:util';
-import { PDFDocument, StandardFonts, rgb } from 'pdf-lib';
 import sharp from 'sharp';
 import { ssim } from 'ssim.js';
 import { compareInk } from '../test/conversion/ink.ts';
@@ -73,6 +72,7 @@ if (args.drawer) process.env.FLIPBOOK_PDF_DRAWER = args.drawer;
 const formats = args.formats.split(',').map((f) => f.trim()) as ImageFormat[];
 const concurrency = args.concurrency ? Number(args.concurrency) : undefined;
 
+const LONG_PDF_SCRIPT = path.join(import.meta.dirname, 'long-pdf.ts');
 const CORPUS = path.resolve(import.meta.dirname, '../../shared/fixtures/documents');
 /** From the corpus MANIFEST.md. */
 const PASSWORDS: Record<string, string> = { 'libreoffice-writer-password.pdf': 'openpassword', 'issue6010_1.pdf': 'abc' };
@@ -93,13 +93,13 @@ function resetPeakRss(): void {
   }
 }
 
-/** This process and its descendants (renderers, mutool, pdftoppm). */
-function processTree(pid = process.pid): number[] {
-  const pids = [pid];
+/** This process and its descendants (renderers, mutool, pdftoppm), each with its parent. */
+function processTree(pid = process.pid, parent = 0): { pid: number; parent: number }[] {
+  const pids = [{ pid, parent }];
   try {
     for (const task of readdirSync(`/proc/${pid}/task`)) {
       const children = readFileSync(`/proc/${pid}/task/${task}/children`, 'utf8').trim();
-      for (const child of children ? children.split(' ') : []) pids.push(...processTree(Number(child)));
+      for (const child of children ? children.split(' ') : []) pids.push(...processTree(Number(child), pid));
     }
   } catch {
     // The process ended while being read.
@@ -107,29 +107,51 @@ function processTree(pid = process.pid): number[] {
   return pids;
 }
 
-function treeRssKb(): number {
-  let sum = 0;
-  for (const pid of processTree()) {
+const cmdline = (pid: number) => {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+  } catch {
+    return null;
+  }
+};
+
+/** Summed RSS of this process (`self`) and of its descendants (renderers, mutool, pdftoppm), in kB. */
+function treeRssKb(): { self: number; children: number } {
+  const sums = { self: 0, children: 0 };
+  for (const { pid, parent } of processTree()) {
+    // A renderer starting mutool is forked before mutool is executed: until then the child shows the renderer's
+    // pages (shared, copy-on-write) as its own RSS. Counting it added a phantom renderer (~200 MB) to the peak,
+    // the more likely the more mutool runs (about 63 per renderer at 2,000 pages, 7 at 200).
+    if (parent !== 0 && cmdline(pid) === cmdline(parent)) continue;
     try {
-      sum += Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0);
+      const kb = Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0);
+      if (pid === process.pid) sums.self += kb;
+      else sums.children += kb;
     } catch {
       // Gone meanwhile.
     }
   }
-  return sum;
+  return sums;
 }
 
-/** Samples the tree's summed RSS until stopped; returns its peak in kB. */
-function sampleTreeRss(): { stop: () => number } {
-  let peak = treeRssKb();
-  const timer = setInterval(() => {
-    peak = Math.max(peak, treeRssKb());
-  }, 50);
+/** Samples the tree's summed RSS until stopped; returns its peak in kB, and the peak of the descendants alone (renderers, mutool). */
+function sampleTreeRss(): { stop: () => number; children: () => number } {
+  let peak = 0;
+  let children = 0;
+  const sample = () => {
+    const now = treeRssKb();
+    peak = Math.max(peak, now.self + now.children);
+    children = Math.max(children, now.children);
+  };
+  sample();
+  const timer = setInterval(sample, 50);
   return {
     stop: () => {
       clearInterval(timer);
-      return Math.max(peak, treeRssKb());
+      sample();
+      return peak;
     },
+    children: () => children,
   };
 }
 
@@ -426,25 +448,6 @@ async function referencePhase(files: string[], pages: number): Promise<void> {
   }
 }
 
-/** A text-heavy generated PDF: each page a title, 40 lines of prose and a few shapes. */
-async function makeLongPdf(pages: number): Promise<Uint8Array> {
-  const doc = await PDFDocument.create();
-  const font = await doc.embedFont(StandardFonts.TimesRoman);
-  const bold = await doc.embedFont(StandardFonts.HelveticaBold);
-  const words = 'the flipbook engine renders each page once at its largest width and draws smaller ones from it'.split(' ');
-  for (let n = 1; n <= pages; n++) {
-    const page = doc.addPage([595, 842]);
-    page.drawText(`Chapter ${Math.ceil(n / 10)}, page ${n}`, { x: 60, y: 780, size: 22, font: bold });
-    for (let line = 0; line < 40; line++) {
-      const text = Array.from({ length: 12 }, (_, i) => words[(n * 7 + line * 3 + i) % words.length]).join(' ');
-      page.drawText(text, { x: 60, y: 740 - line * 16, size: 11, font });
-    }
-    page.drawRectangle({ x: 60, y: 60, width: 475, height: 20, color: rgb((n % 7) / 7, 0.4, 0.6) });
-    page.drawCircle({ x: 500, y: 790, size: 18, color: rgb(0.9, 0.5, (n % 5) / 5) });
-  }
-  return doc.save();
-}
-
 async function scalingPhase(): Promise<void> {
   const counts = args.pages.split(',').map(Number);
   console.log(`\n== Scaling: peak memory vs page count (generated text PDFs, webp, ${counts.join(' vs ')} pages; load ${load()}) ==`);
@@ -453,7 +456,8 @@ async function scalingPhase(): Promise<void> {
     const peaks: number[] = [];
     for (const count of counts) {
       const file = path.join(dir, `long-${count}.pdf`);
-      await writeFile(file, await makeLongPdf(count));
+      // Made by another process: pdf-lib's 2,000-page document would stay in this process's RSS (as garbage) and be counted as the conversion's.
+      await run(process.execPath, [LONG_PDF_SCRIPT, String(count), file], { maxBuffer: 16 * 1024 * 1024 });
       resetPeakRss();
       let lastPrinted = 0;
       const workDir = await mkdtemp(path.join(dir, 'work-'));
@@ -466,7 +470,8 @@ async function scalingPhase(): Promise<void> {
         await Promise.all(page.images.map((image) => rm(image.path, { force: true })));
         if (page.number - lastPrinted >= 100) {
           lastPrinted = page.number;
-          process.stdout.write(`  … ${page.number}/${count} pages, RSS of the process tree ${mb(treeRssKb())}\r`);
+          const now = treeRssKb();
+          process.stdout.write(`  … ${page.number}/${count} pages, RSS of the process tree ${mb(now.self + now.children)}\r`);
         }
       });
       const seconds = (performance.now() - started) / 1000;
@@ -475,7 +480,7 @@ async function scalingPhase(): Promise<void> {
       peaks.push(peak);
       console.log(
         `  ${String(result.pageCount).padStart(5)} pages: ${fmt(seconds, 1)} s (${fmt(result.pageCount / seconds, 2)} pages/s), first page ${fmt((firstPage - started) / 1000, 2)} s, ` +
-          `peak RSS of the process tree (this process, renderers, mutool) ${mb(peak)}; this process alone (VmHWM) ${mb(peakRssKb())}`,
+          `peak RSS of the process tree (this process, renderers, mutool) ${mb(peak)}; this process alone (VmHWM) ${mb(peakRssKb())}; renderers and mutool alone ${mb(sampler.children())}`,
       );
     }
     console.log(`  peak ratio ${counts.at(-1)} pp / ${counts[0]} pp: ${fmt((peaks.at(-1) ?? 0) / (peaks[0] ?? 1), 2)}`);

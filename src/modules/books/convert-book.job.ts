@@ -417,13 +417,16 @@ export async function convertBook(deps: ConvertBookDeps, batchId: string, ctx: J
         renderPdfPages({ ...input, onStart: undefined, signal: phase.signal, concurrency: 1 }, pdf, { pages: first }, storeDrawnPage),
         renderPdfPages({ ...input, signal: phase.signal }, pdf, { dataOnly: true, pages: (count) => Array.from({ length: Math.max(0, count - FIRST_PAGES) }, (_, i) => i + FIRST_PAGES + 1) }, storePageData),
       ];
+      // The first failure is the cause; the other run then ends 'aborted' by the phase's abort, whichever of the two it is.
+      let cause: { error: unknown } | null = null;
       const settled = await Promise.allSettled(runs.map((run) => run.catch((error: unknown) => {
+        cause ??= { error };
         phase.abort(error);
         throw error;
       })));
       abort.signal.removeEventListener('abort', stop);
       const failed = settled.find((r) => r.status === 'rejected');
-      if (failed) throw (failed as PromiseRejectedResult).reason;
+      if (failed) throw cause ? (cause as { error: unknown }).error : (failed as PromiseRejectedResult).reason;
       const data = (settled[1] as PromiseFulfilledResult<Awaited<(typeof runs)[1]>>).value;
       await flushRows();
       // The PDF on-request drawings and the next runs read (an office upload's is LibreOffice's output), stored before the book is readable.

@@ -56,6 +56,13 @@ console.warn = (...args: unknown[]) => {
   }
   printWarning(...args);
 };
+/**
+ * No libvips operation cache: every page is a new input, so nothing in it is
+ * ever reused, yet by default it keeps up to 50 MB and 100 operations alive
+ * in each renderer. (What grew with the page count was glibc's malloc
+ * arenas, see render-worker-pool.ts; the figures there are with this cache off.)
+ */
+sharp.cache(false);
 const IMAGE_TOO_LARGE = /Image exceeded maximum allowed size/;
 const IMAGE_UNDECODABLE = /Unable to decode (inline )?image/;
 /**

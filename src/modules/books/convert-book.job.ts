@@ -458,7 +458,7 @@ export async function convertBook(deps: ConvertBookDeps, batchId: string, ctx: J
         await new Promise((resolve) => setTimeout(resolve, 250));
         continue;
       }
-      await renderPdfPages({ ...input, onStart: undefined, concurrency: deps.backgroundConcurrency ?? deps.concurrency, background: true }, pdf, { pages: () => pages }, storeDrawnPage);
+      await renderPdfPages({ ...input, onStart: undefined, concurrency: deps.backgroundConcurrency ?? deps.concurrency, background: true }, pdf, { pages: () => pages, pixelsOnly: true }, storeDrawnPage);
     }
     const left = await undrawn();
     if (left.length > 0) await warn([{ code: 'pages_drawn_on_request', message: `${left.length} pages were not drawn in the background; each is drawn when it is first viewed.`, page: null }]);

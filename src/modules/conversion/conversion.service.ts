@@ -186,14 +186,16 @@ function outputOf(input: ConvertInput) {
 
 /**
  * Renders a prepared PDF's pages (page order, one onPage call at a time, as
- * convertDocument). `pages` picks which (default all); `dataOnly` delivers
+ * convertDocument). `pages` picks which (default all); `pixelsOnly` delivers
+ * the images without the text and links (known already: a readable book's
+ * background phase, which saves pdf.js reading them again); `dataOnly` delivers
  * each page's size, text and links without images: what makes a book readable
  * before its images are drawn (a few ms a page instead of ~170).
  */
 export async function renderPdfPages(
   input: ConvertInput,
   prepared: PreparedDocument,
-  options: { pages?: (pageCount: number) => number[]; dataOnly?: boolean },
+  options: { pages?: (pageCount: number) => number[]; dataOnly?: boolean; pixelsOnly?: boolean },
   onPage: (page: RenderedPage) => Promise<void>,
 ): Promise<{ pageCount: number; outline: DocumentInfo['outline']; title: string | null; failedPages: number[] }> {
   const { signal } = input;
@@ -207,6 +209,7 @@ export async function renderPdfPages(
     outDir: prepared.outDir,
     ...output,
     widths: options.dataOnly ? [] : now.length > 0 ? now : output.widths,
+    ...(options.pixelsOnly ? { pixelsOnly: true } : {}),
     maxPagePixels: input.maxPagePixels ?? DEFAULT_MAX_PAGE_PIXELS,
     maxEmbeddedImagePixels: MAX_EMBEDDED_IMAGE_PIXELS,
     pageTimeoutMs: input.pageTimeoutMs ?? DEFAULT_PAGE_TIMEOUT_MS,

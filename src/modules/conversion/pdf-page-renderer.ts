@@ -283,7 +283,7 @@ async function renderPage(open: OpenDocument, number: number): Promise<void> {
     // while it is alive. Without this, converting two LibreOffice spreadsheets in
     // a row segfaulted (see the regression test in office-to-pdf.test.ts).
     canvas.data();
-    const [text, links] = await pageData(open, page, base);
+    const [text, links] = init.pixelsOnly ? [[], []] : await pageData(open, page, base);
     page.cleanup();
 
     const warnings: ConversionWarning[] = [];
@@ -365,7 +365,7 @@ async function drawPage(open: OpenDocument, number: number, next: number[]): Pro
   let data: [TextItem[], PageLink[]];
   let drawn: Awaited<ReturnType<MutoolDrawer['draw']>>;
   try {
-    [drawn, data] = await Promise.all([open.drawer!.draw(number, next), pageData(open, page, base)]);
+    [drawn, data] = await Promise.all([open.drawer!.draw(number, next), init.pixelsOnly ? ([[], []] as [TextItem[], PageLink[]]) : pageData(open, page, base)]);
   } catch {
     return false;
   } finally {

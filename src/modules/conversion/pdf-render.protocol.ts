@@ -18,6 +18,8 @@ export interface RenderWorkerInit {
   wantDocumentInfo: boolean;
   /** Draw with pdf.js (and poppler for what it cannot draw) even where mutool is installed: renditions drawn on demand. */
   pdfjsOnly?: boolean;
+  /** Pixels only: the pages' text and links are known already (a readable book's background phase), so pdf.js does not read them again. */
+  pixelsOnly?: boolean;
 }
 
 export type ToRenderWorker =

@@ -132,6 +132,7 @@ class RenderRun {
       effort: options.effort,
       maxPagePixels: options.maxPagePixels,
       maxEmbeddedImagePixels: options.maxEmbeddedImagePixels,
+      ...(options.pixelsOnly ? { pixelsOnly: true } : {}),
     };
   }
 

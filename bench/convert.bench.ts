@@ -244,7 +244,8 @@ async function convertOne(file: string, format: ImageFormat, measureSsim = false
     const password = PASSWORDS[path.basename(file)];
     if (background) {
       // A readable book's background phase: every page drawn, its text and links known already (pixelsOnly).
-      const input = { filePath: file, autoLinks: false, workDir, format, deferWidths: DEFAULT_ON_DEMAND_WIDTHS, ...(password ? { password } : {}), ...(concurrency ? { concurrency } : {}) };
+      // Its renderers too (background: nice 10, V8 sized for memory), as the books job runs it.
+      const input = { filePath: file, autoLinks: false, workDir, format, deferWidths: DEFAULT_ON_DEMAND_WIDTHS, background: true, ...(password ? { password } : {}), ...(concurrency ? { concurrency } : {}) };
       const result = await renderPdfPages(input, await prepareDocument(input), { pixelsOnly: true }, async () => {
         firstPage ||= performance.now();
       });

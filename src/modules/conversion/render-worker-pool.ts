@@ -54,12 +54,12 @@ export class RenderWorker {
   #dead = false;
   readonly #exited: Promise<void>;
 
-  constructor(options: { nice?: number } = {}) {
+  constructor(options: { nice?: number; v8Flags?: readonly string[] } = {}) {
     this.process = fork(WORKER_FILE, [], {
       // Structured clone over the IPC channel, as between threads.
       serialization: 'advanced',
       // Not the parent's flags (a test runner's or an inspector's would be inherited too).
-      execArgv: [`--max-old-space-size=${WORKER_HEAP_MB}`],
+      execArgv: [`--max-old-space-size=${WORKER_HEAP_MB}`, ...(options.v8Flags ?? [])],
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
       // glibc gives each thread that allocates (libvips's encoder threads, Skia's) its own malloc arena, up
       // to 8 per core, and keeps what is freed in them: a renderer's RSS crept up page after page (~350-380 MB after 200
@@ -136,12 +136,17 @@ export class RenderWorkerPool {
   #count = 0;
   readonly #waiting: ((worker: RenderWorker) => void)[] = [];
   readonly #nice: number;
+  readonly #v8Flags: readonly string[];
 
-  /** `nice`: the renderers' scheduling priority (0 the service's own, up to 19 the lowest), see backgroundRenderWorkerPool. */
-  constructor(options: { maxWorkers?: number; idleTimeoutMs?: number; nice?: number } = {}) {
+  /**
+   * `nice`: the renderers' scheduling priority (0 the service's own, up to 19 the lowest); `v8Flags`: extra
+   * flags of their V8. Both for backgroundRenderWorkerPool.
+   */
+  constructor(options: { maxWorkers?: number; idleTimeoutMs?: number; nice?: number; v8Flags?: readonly string[] } = {}) {
     this.#maxWorkers = Math.max(1, options.maxWorkers ?? availableParallelism());
     this.#idleTimeoutMs = options.idleTimeoutMs ?? DEFAULT_RENDER_IDLE_TIMEOUT_MS;
     this.#nice = options.nice ?? 0;
+    this.#v8Flags = options.v8Flags ?? [];
   }
 
   get maxWorkers(): number {
@@ -171,7 +176,7 @@ export class RenderWorkerPool {
     }
     if (this.#count >= this.#maxWorkers) return null;
     this.#count++;
-    const worker = new RenderWorker({ nice: this.#nice });
+    const worker = new RenderWorker({ nice: this.#nice, v8Flags: this.#v8Flags });
     this.#all.add(worker);
     worker.process.once('exit', () => this.#all.delete(worker));
     return worker;
@@ -185,7 +190,7 @@ export class RenderWorkerPool {
   warm(count: number): void {
     while (this.#idle.length < count && this.#count < this.#maxWorkers) {
       this.#count++;
-      const worker = new RenderWorker({ nice: this.#nice });
+      const worker = new RenderWorker({ nice: this.#nice, v8Flags: this.#v8Flags });
       this.#all.add(worker);
       worker.process.once('exit', () => this.#all.delete(worker));
       this.release(worker);
@@ -259,10 +264,20 @@ export class RenderWorkerPool {
 export const renderWorkerPool = new RenderWorkerPool();
 
 /**
+ * V8 in a background renderer trades a little speed for memory: its heap grows
+ * more slowly. Over a book's whole length, the heap of a renderer with the
+ * default policy kept growing (pdf.js alone over a 2,000-page PDF: 237 MB of
+ * RSS at page 250, 321 MB at page 2,000; with this flag 183 and 193 MB), while
+ * the background phase asks little of JavaScript (mutool draws, sharp encodes,
+ * the text is known), so the speed it costs there is small (docs/benchmarks.md).
+ */
+const BACKGROUND_V8_FLAGS = ['--optimize-for-size'];
+
+/**
  * The pool of a readable book's background phase: its renderers run at a
  * lower priority (nice 10), so the pages a reader asks for meanwhile (drawn
  * at the service's priority, page-renditions.service.ts), the API and the
  * next upload's readable phase take the cores first, and the background
  * drawing uses what is left. On an idle machine it runs as fast as before.
  */
-export const backgroundRenderWorkerPool = new RenderWorkerPool({ nice: 10 });
+export const backgroundRenderWorkerPool = new RenderWorkerPool({ nice: 10, v8Flags: BACKGROUND_V8_FLAGS });

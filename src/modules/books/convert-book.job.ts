@@ -402,7 +402,9 @@ export async function convertBook(deps: ConvertBookDeps, batchId: string, ctx: J
 
     if (!prepared) {
       // A new version (its pages are shown only once it is published) or an uploaded image (one page): all at once.
-      const result = await convertDocument(input, storePage);
+      // A version is drawn by the background renderers (lower priority, V8 sized for memory): the book's current
+      // version is what readers see meanwhile, so their pages and the next upload's readable phase go first.
+      const result = await convertDocument(version ? { ...input, background: true } : input, storePage);
       return await finishAllAtOnce(result.pageCount, result.warnings, source.sourceFormat === 'pdf' ? source.sourceKey : null, result.pdfPath);
     }
 

@@ -88,9 +88,10 @@ describe('a worker stopped while a readable book is drawn in the background', ()
     }
     assert.deepEqual([...puts].filter(([, n]) => n > 1), [], 'no image stored twice');
     const secondRun = [...puts.keys()].filter((k) => !firstPuts.has(k)).length;
-    // Two widths a page; a page stopped between its two stores keeps the first.
+    // Two widths a page. Pages are stored one at a time, so at most one was cut short: between its two stores (the
+    // next run finds the first in storage), or after both and before its row said drawn (it finds both: CI saw 58 of 60).
     const missing = (40 - drawnBefore) * 2;
-    assert.ok(secondRun <= missing && secondRun >= missing - 1, `the next run stored only what was missing (${secondRun} of ${missing})`);
+    assert.ok(secondRun <= missing && secondRun >= missing - 2, `the next run stored only what was missing (${secondRun} of ${missing})`);
   }
 
   it('SIGKILL of the worker process: another run finishes the book', { skip: usingPostgres ? false : 'needs a database two processes share (PostgreSQL)' }, async () => {
